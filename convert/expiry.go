@@ -1,0 +1,75 @@
+package convert
+
+import "time"
+
+// ExpiryReason says whether, and why, a reference counts as expired
+// (behaviors E1). Each reason that makes a reference expired is its own
+// value, so refusals and stubs can say which.
+type ExpiryReason int
+
+// The expiry states of a reference.
+const (
+	// ExpiryNone: the reference claims no expiry, so it never expires.
+	ExpiryNone ExpiryReason = iota
+	// ExpiryLive: it claims an expiry still in the future.
+	ExpiryLive
+	// ExpiryPassed: its claimed expiry has passed.
+	ExpiryPassed
+	// ExpiryUnparseable: its expiresAt is not an RFC 3339 time or date.
+	ExpiryUnparseable
+	// ExpiryRejected: its expiresAt broke the schema (too long, not a
+	// string, null) and was rejected as a field; it fails closed.
+	ExpiryRejected
+)
+
+// Expired reports whether the reason makes the reference expired.
+func (r ExpiryReason) Expired() bool { return r >= ExpiryPassed }
+
+// String returns a short lowercase name for the reason.
+func (r ExpiryReason) String() string {
+	switch r {
+	case ExpiryNone:
+		return "none"
+	case ExpiryLive:
+		return "live"
+	case ExpiryPassed:
+		return "passed"
+	case ExpiryUnparseable:
+		return "unparseable"
+	case ExpiryRejected:
+		return "rejected"
+	}
+	return "unknown"
+}
+
+// Expiry judges the testimony's expiry at now. An expiresAt that was
+// rejected as a field counts as expired, never as absent: field invalidity
+// never widens exposure (RFC-005 §7.4, §8).
+func (t Testimony) Expiry(now time.Time) ExpiryReason {
+	if t.Rejected&FieldExpiresAt != 0 {
+		return ExpiryRejected
+	}
+	if !t.Has(FieldExpiresAt) {
+		return ExpiryNone
+	}
+	at, ok := ParseExpiry(t.ExpiresAt)
+	if !ok {
+		return ExpiryUnparseable
+	}
+	if !now.Before(at) {
+		return ExpiryPassed
+	}
+	return ExpiryLive
+}
+
+// ParseExpiry parses an expiresAt value: an RFC 3339 date-time, or a
+// full date alone, which means midnight UTC at the start of that day.
+func ParseExpiry(s string) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}

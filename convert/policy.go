@@ -1,0 +1,72 @@
+package convert
+
+import (
+	"time"
+
+	"github.com/mcplrefs/refcore/label"
+)
+
+// Default display bounds. Each is host policy; a zero field in [Policy]
+// means the default here.
+const (
+	// DefaultViewMax bounds one whole view (a wake text, a history text,
+	// or a push view's JSON text), counted in UTF-16 code units as
+	// JavaScript counts string length.
+	DefaultViewMax = 16000
+	// DefaultStubMax bounds one stub or notice, in runes.
+	DefaultStubMax = 480
+	// DefaultProvenanceMax bounds each server-supplied input to the
+	// provenance line (a server, tool, event or channel name), in runes.
+	DefaultProvenanceMax = 64
+	// DefaultFetchHint is what a live, unfetched stub offers next.
+	DefaultFetchHint = "fetch it by this id"
+)
+
+// Policy is a host's choice of bounds and hooks for the views. Its zero
+// value is the documented safe default: no uri shown, default bounds.
+type Policy struct {
+	// NameMax bounds a name label in runes; zero means label.NameMax.
+	NameMax int
+	// TypeMax bounds a media-type label in runes; zero means label.TypeMax.
+	TypeMax int
+	// StubMax bounds one stub or notice in runes; zero means DefaultStubMax.
+	StubMax int
+	// ViewMax bounds one whole view; zero means DefaultViewMax.
+	ViewMax int
+	// FetchHint is what a live, unfetched stub offers, such as
+	// "fetch it with fetch_reference"; empty means DefaultFetchHint.
+	FetchHint string
+	// ShowURI, if set, is asked whether a reference's uri may be shown in
+	// its stub. It is consulted only for a ref or absent disposition on a
+	// record no server marked never (S2); under never the uri is withheld
+	// whatever it says. The default shows no uri.
+	ShowURI func(Entry) bool
+	// Refusal, if set, says why the host's fetcher would refuse an entry
+	// without dialing (fetch.Fetcher.Refusal's clause), or "" when it
+	// would try. A stub then gives that reason instead of a fetch hint.
+	Refusal func(Entry) string
+	// Now is the clock for expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+func (p Policy) withDefaults() Policy {
+	if p.NameMax <= 0 {
+		p.NameMax = label.NameMax
+	}
+	if p.TypeMax <= 0 {
+		p.TypeMax = label.TypeMax
+	}
+	if p.StubMax <= 0 {
+		p.StubMax = DefaultStubMax
+	}
+	if p.ViewMax <= 0 {
+		p.ViewMax = DefaultViewMax
+	}
+	if p.FetchHint == "" {
+		p.FetchHint = DefaultFetchHint
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	return p
+}
