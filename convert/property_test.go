@@ -1,0 +1,121 @@
+package convert_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplrefs/refcore/convert"
+)
+
+// TestViewsNeverLeak is the property behind S2, P5 and N6: for random
+// content mixing text, references of every disposition (with
+// secret-bearing uris), inline media, contradictions and embedded
+// resources, no view ever carries a never reference's uri or query, nor
+// inline data a contradiction or a never withheld. Any reference's query
+// is absent too, since the default policy shows no uri at all.
+func TestViewsNeverLeak(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := 0; round < 300; round++ {
+		var blocks []string
+		var secrets []string
+		n := 1 + rng.IntN(6)
+		for i := 0; i < n; i++ {
+			secret := fmt.Sprintf("S%dx%dQ", round, i)
+			uri := fmt.Sprintf("https://h%d.example/p/%d?sig=%s", rng.IntN(3), rng.IntN(3), secret)
+			disp := []string{``, `,"disposition":"never"`, `,"disposition":"ref"`, `,"disposition":7`}[rng.IntN(4)]
+			switch rng.IntN(6) {
+			case 0:
+				blocks = append(blocks, `{"type":"text","text":"plain `+fmt.Sprint(i)+`"}`)
+			case 1:
+				blocks = append(blocks, `{"type":"resource","uri":"`+uri+`","name":"n","sizeBytes":`+fmt.Sprint(rng.IntN(5)-1)+disp+`}`)
+				secrets = append(secrets, secret, uri)
+			case 2:
+				blocks = append(blocks, `{"type":"image","uri":"`+uri+`","mimeType":"image/png"`+disp+`}`)
+				secrets = append(secrets, secret, uri)
+			case 3:
+				data := "REFUQS" + secret
+				blocks = append(blocks, `{"type":"audio","data":"`+data+`","mimeType":"audio/wav","uri":"`+uri+`"}`)
+				secrets = append(secrets, data, secret)
+			case 4:
+				data := fmt.Sprintf("REFUQS%dz%d", round, i)
+				blocks = append(blocks, `{"type":"image","data":"`+data+`","mimeType":"image/png"`+disp+`}`)
+				if disp != "" {
+					secrets = append(secrets, data)
+				}
+			case 5:
+				payload := fmt.Sprintf("PAYLOAD%dy%d", round, i)
+				blocks = append(blocks, `{"type":"resource","resource":{"uri":"`+uri+`","text":"`+payload+`"}`+disp+`}`)
+				secrets = append(secrets, secret)
+				if disp == `,"disposition":"never"` {
+					secrets = append(secrets, payload)
+				}
+			}
+		}
+		// An embedded resource's text is content unless a never names its
+		// uri; a never elsewhere in the content may name it, so check its
+		// payload only where the content's claims call its uri never.
+		reg := newRegistry()
+		c := convert.New(reg, convert.Policy{Now: func() time.Time { return fixedNow }})
+		server := []string{"", "srv"}[rng.IntN(2)]
+		for _, lane := range []convert.Lane{convert.LaneToolResult, convert.LanePush, convert.LaneChannel, convert.LaneInjection} {
+			ct := c.Ingest(raws(blocks...), convert.Source{Server: server, Lane: lane})
+			script, _ := json.Marshal(ct.Script())
+			views := []string{ct.History(), ct.Wake(), convert.PushJSON(ct.Push()), string(script)}
+			for _, b := range ct.Blocks() {
+				if b.Kind == convert.KindEmbedded && ct.Claims().Never(b.Testimony.URI) && strings.Contains(views[0], b.Text) {
+					t.Fatalf("round %d: N6: a never embedded resource's text %q reached history", round, b.Text)
+				}
+			}
+			for _, v := range views {
+				for _, s := range secrets {
+					if strings.Contains(v, s) {
+						t.Fatalf("round %d lane %v: a view carries %q\nblocks: %v\nview: %s", round, lane, s, blocks, v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestViewBound pins vector 8 and 17's host side: no field length changes
+// a stub's size past its bound, and a whole view stays under the bound.
+func TestViewBound(t *testing.T) {
+	c := convert.New(newRegistry(), convert.Policy{ViewMax: 2000})
+	short := c.Ingest(raws(`{"type":"resource","uri":"u1","name":"`+strings.Repeat("a", 200)+`","sizeBytes":12}`), convert.Source{Server: "s"})
+	long := c.Ingest(raws(`{"type":"resource","uri":"u2","name":"`+strings.Repeat("a", 1<<20)+`","sizeBytes":9007199254740991}`), convert.Source{Server: "s", Tool: strings.Repeat("t", 1<<16)})
+	if got := len(long.History()); got > convert.DefaultStubMax*4 {
+		t.Errorf("a megabyte name grew the stub to %d bytes", got)
+	}
+	_ = short
+	var many []string
+	for i := 0; i < 500; i++ {
+		many = append(many, fmt.Sprintf(`{"type":"text","text":"%s"}`, strings.Repeat("\\u0001<&>", 10)))
+		many = append(many, fmt.Sprintf(`{"type":"image","data":"%s","mimeType":"image/png"}`, strings.Repeat("A", 100)))
+	}
+	ct := c.Ingest(raws(many...), convert.Source{Server: "s", Lane: convert.LanePush})
+	if n := utf16Len(convert.PushJSON(ct.Push())); n > 2000 {
+		t.Errorf("push view is %d code units, over the bound 2000", n)
+	}
+	if n := utf16Len(ct.Wake()); n > 2000 {
+		t.Errorf("wake is %d code units, over the bound 2000", n)
+	}
+	if !strings.Contains(convert.PushJSON(ct.Push()), "not shown: this view reached its size bound") {
+		t.Error("a cut push view must say blocks were left out")
+	}
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}

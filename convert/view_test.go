@@ -1,0 +1,142 @@
+package convert_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/convert")
+
+// fixedNow is the clock every golden view is rendered at.
+var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// seededReader makes registry ids deterministic for golden files.
+type seededReader struct{ r *rand.ChaCha8 }
+
+func (s seededReader) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+func newRegistry() *refs.Registry {
+	return refs.New(refs.Config{Rand: seededReader{rand.NewChaCha8([32]byte{1})}})
+}
+
+func raws(blocks ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(blocks))
+	for i, b := range blocks {
+		out[i] = json.RawMessage(b)
+	}
+	return out
+}
+
+const secretURI = "https://files.example/render/chord.wav?token=SECRET-TOKEN"
+
+// goldenCases are the representative results whose views the golden files
+// pin (S1-S6). Each names the rules it shows.
+var goldenCases = []struct {
+	name, reason string
+	blocks       []string
+	server       string
+	// prepare runs before ingestion (for saved copies, earlier marks).
+	prepare func(t *testing.T, reg *refs.Registry)
+}{
+	{name: "text-and-references", reason: "S1 uniform stubs for never, ref and absent dispositions beside text", server: "vst",
+		blocks: []string{`{"type":"text","text":"{\"peak\":0.6}"}`,
+			`{"type":"resource","uri":"` + secretURI + `","mimeType":"audio/wav","sizeBytes":4233704,"name":"chord.wav","disposition":"never"}`,
+			`{"type":"resource","uri":"https://files.example/a.png","mimeType":"image/png","sizeBytes":1200,"name":"a.png","disposition":"ref"}`,
+			`{"type":"image","uri":"https://files.example/b.png","mimeType":"image/png","sizeBytes":999}`}},
+	{name: "expired-three-ways", reason: "E1 passed, unparseable and rejected expiry each say why", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/old","name":"old.bin","expiresAt":"2020-01-01T00:00:00Z"}`,
+			`{"type":"resource","uri":"https://files.example/bad","name":"bad.bin","expiresAt":"soon"}`,
+			`{"type":"resource","uri":"https://files.example/long","name":"long.bin","expiresAt":"` + strings.Repeat("9", 65) + `"}`,
+			`{"type":"resource","uri":"https://files.example/live","name":"live.bin","expiresAt":"2027-01-01"}`}},
+	{name: "saved-copy", reason: "S3 a fetched reference names its saved copy and verified facts", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/s.wav","mimeType":"image/png","sizeBytes":19,"name":"s.wav","disposition":"ref"}`},
+		prepare: func(t *testing.T, reg *refs.Registry) {
+			e := reg.Register(convert.Registration{Testimony: convert.Classify(json.RawMessage(`{"type":"resource","uri":"https://files.example/s.wav"}`)).Testimony, Server: "vst"})
+			if err := reg.Save(e.ID, refs.Saved{Path: "refs/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	{name: "serverless-never", reason: "N4 a serverless never withholds with a notice, no id", server: "",
+		blocks: []string{`{"type":"text","text":"relayed"}`, `{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`}},
+	{name: "serverless-never-marked", reason: "N4 a serverless never over a server-marked record shows that record's stub", server: "",
+		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`},
+		prepare: func(t *testing.T, reg *refs.Registry) { reg.MarkNever(secretURI, "vst") }},
+	{name: "embedded-resource", reason: "N6 an embedded resource a never names is a notice; a plain one shows its text", server: "vst",
+		blocks: []string{`{"type":"resource","resource":{"uri":"` + secretURI + `","mimeType":"text/plain","text":"SECRET-PAYLOAD"}}`,
+			`{"type":"resource","uri":"` + secretURI + `","disposition":"never","name":"chord.wav"}`,
+			`{"type":"resource","resource":{"uri":"https://files.example/notes.txt","mimeType":"text/plain","text":"plain notes"}}`}},
+	{name: "message-scope-never", reason: "N2 a never later in the message governs an earlier image by uri", server: "vst",
+		blocks: []string{`{"type":"image","uri":"` + secretURI + `","mimeType":"image/png"}`,
+			`{"type":"resource","uri":"` + secretURI + `","disposition":"never"}`}},
+	{name: "inline-contradiction", reason: "P5 inline data beside a disposition or uri is withheld", server: "vst",
+		blocks: []string{`{"type":"image","data":"U0VDUkVULVBheWxvYWQ=","mimeType":"image/png","disposition":"never"}`,
+			`{"type":"audio","data":"U0VDUkVU","uri":"https://files.example/x"}`,
+			`{"type":"image","data":"aW1n","mimeType":"image/png"}`}},
+	{name: "over-long-uri", reason: "P4 an over-long link is a notice and registers nothing", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/` + strings.Repeat("a", 4100) + `","name":"x","disposition":"never"}`, `{"type":"hologram"}`, `42`}},
+	{name: "megabyte-name", reason: "vector 17: a 1 MiB name is rejected as a field; the stub keeps its size", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/n","name":"` + strings.Repeat("x", 1<<20) + `","mimeType":"audio/wav","sizeBytes":12,"disposition":"never"}`,
+			`{"type":"resource","uri":"https://files.example/m","name":"` + strings.Repeat("y", 255) + `","mimeType":"` + strings.Repeat("z", 255) + `","sizeBytes":12}`}},
+	{name: "hostile-labels", reason: "L2/L3 controls, bidi and invisibles are stripped from every label", server: "v\u202est\u0007",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/l","name":"bad\u0000\u0007\u0085\u202ename\u200b","mimeType":" Audio/WAV\u2066 ","sizeBytes":12}`}},
+}
+
+func TestViewsGolden(t *testing.T) {
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			reg := newRegistry()
+			if gc.prepare != nil {
+				gc.prepare(t, reg)
+			}
+			c := convert.New(reg, convert.Policy{Now: func() time.Time { return fixedNow }})
+			result := c.Ingest(raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LaneToolResult, Tool: "vst_render"})
+			push := c.Ingest(raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LanePush, Event: "render_done"})
+			script, err := json.MarshalIndent(result.Script(), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("# %s\n\n## history\n%s\n\n## wake\n%s\n\n## push\n%s\n\n## script\n%s\n",
+				gc.reason, result.History(), push.Wake(), convert.PushJSON(push.Push()), script)
+			checkGolden(t, filepath.Join("..", "testdata", "convert", gc.name+".golden"), got)
+			for _, view := range []string{result.History(), push.Wake(), convert.PushJSON(push.Push()), string(script)} {
+				for _, secret := range []string{"SECRET-TOKEN", "SECRET-PAYLOAD", "U0VDUkVU", "?token="} {
+					if strings.Contains(view, secret) {
+						t.Errorf("S2/P5/N6: a view carries %q", secret)
+					}
+				}
+			}
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./convert -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
