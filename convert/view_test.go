@@ -71,7 +71,7 @@ var goldenCases = []struct {
 	{name: "serverless-never", reason: "N4 a serverless never withholds with a notice, no id", server: "",
 		blocks: []string{`{"type":"text","text":"relayed"}`, `{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`}},
 	{name: "serverless-never-marked", reason: "N4 a serverless never over a server-marked record shows that record's stub", server: "",
-		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`},
+		blocks:  []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`},
 		prepare: func(t *testing.T, reg *refs.Registry) { reg.MarkNever(secretURI, "vst") }},
 	{name: "embedded-resource", reason: "N6 an embedded resource a never names is a notice; a plain one shows its text", server: "vst",
 		blocks: []string{`{"type":"resource","resource":{"uri":"` + secretURI + `","mimeType":"text/plain","text":"SECRET-PAYLOAD"}}`,
