@@ -3,7 +3,6 @@ package refs
 import (
 	"container/list"
 	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"io"
 	"log/slog"
@@ -25,7 +24,8 @@ var (
 	// one it evicted, or one it never issued (RFC-005 §5, vector 20).
 	ErrUnknownReference = errors.New("unknown reference")
 	// ErrStale is returned by [Registry.Save] when the record it names was
-	// evicted, or replaced under its uri, since the fetch began (F20).
+	// evicted since the fetch began, or now claims a digest other than the
+	// one the bytes were verified against (F20).
 	ErrStale = errors.New("refs: record no longer held")
 	// ErrMarked is returned by [Registry.Save] when the record carries a
 	// never mark: no copy may be recorded for it (N1, F18).
@@ -111,12 +111,11 @@ type Registry struct {
 	byID     map[string]*record
 	byKey    map[string]*record // canonical uri -> record
 	byRaw    map[string]*record // exact spellings seen -> record (fast path)
-	issued   map[string]struct{}
+	ids      *idMint
 	onEvict  func(Record, EvictReason)
 	marks    MarkStore
 	remover  Remover
 	log      *slog.Logger
-	rand     io.Reader
 }
 
 // New returns an empty Registry configured by cfg.
@@ -142,12 +141,11 @@ func New(cfg Config) *Registry {
 		byID:     make(map[string]*record),
 		byKey:    make(map[string]*record),
 		byRaw:    make(map[string]*record),
-		issued:   make(map[string]struct{}),
+		ids:      newIDMint(cfg.Rand),
 		onEvict:  cfg.OnEvict,
 		marks:    cfg.Marks,
 		remover:  cfg.Remover,
 		log:      cfg.Logger,
-		rand:     cfg.Rand,
 	}
 }
 
@@ -177,6 +175,7 @@ type record struct {
 func (g *Registry) Register(r convert.Registration) convert.Entry {
 	var evicted []Record
 	var markedNow *markEvent
+	var forgotten *Saved
 	g.mu.Lock()
 	rec := g.byRaw[r.Testimony.URI]
 	if rec == nil {
@@ -184,23 +183,27 @@ func (g *Registry) Register(r convert.Registration) convert.Entry {
 		rec = g.byKey[key]
 		if rec == nil {
 			rec = g.insertLocked(r, key)
+			// A mark that outlived an evicted record applies to its
+			// successor (N7).
+			rec.never = g.marks.Marked(key)
 			evicted = g.trimLocked()
 		} else {
 			g.aliasLocked(rec, r.Testimony.URI)
-			g.updateLocked(rec, r)
+			forgotten = g.updateLocked(rec, r)
 		}
 	} else {
-		g.updateLocked(rec, r)
+		forgotten = g.updateLocked(rec, r)
 	}
 	g.lru.MoveToFront(rec.elem)
-	if r.Never && r.Server != "" {
+	if r.Never && r.Server != "" && !rec.never {
 		markedNow = g.markLocked(rec, r.Server)
-	} else if !rec.never && g.marks.Marked(rec.key) {
-		// A mark that outlived an evicted record applies to its successor.
-		rec.never = true
 	}
 	e := rec.entry()
 	g.mu.Unlock()
+	if forgotten != nil {
+		g.log.Info("refs: a new digest for a reference no longer matches its saved copy; the copy is forgotten",
+			"ref", e.ID, "path", forgotten.Path)
+	}
 	g.afterMark(markedNow)
 	g.notify(evicted, EvictCapacity)
 	return e
@@ -235,29 +238,32 @@ func (g *Registry) aliasLocked(rec *record, raw string) {
 }
 
 // updateLocked applies whose word counts (R6, E3) to an existing record.
-func (g *Registry) updateLocked(rec *record, r convert.Registration) {
+// It returns a saved copy the new testimony no longer describes, if any.
+func (g *Registry) updateLocked(rec *record, r convert.Registration) (forgotten *Saved) {
 	if r.Server == "" {
 		if len(rec.servers) == 0 {
-			g.replaceTestimonyLocked(rec, r.Testimony)
+			return g.replaceTestimonyLocked(rec, r.Testimony)
 		}
-		return
+		return nil
 	}
-	g.replaceTestimonyLocked(rec, r.Testimony)
+	forgotten = g.replaceTestimonyLocked(rec, r.Testimony)
 	if !slices.Contains(rec.servers, r.Server) {
 		rec.servers = append(rec.servers, r.Server)
 	}
+	return forgotten
 }
 
 // replaceTestimonyLocked installs new testimony. A saved copy verified
 // against a different digest no longer describes the reference and is
-// forgotten (the file itself is the host's).
-func (g *Registry) replaceTestimonyLocked(rec *record, t convert.Testimony) {
+// forgotten (the file itself is the host's); the copy is returned so the
+// caller can log it after unlocking.
+func (g *Registry) replaceTestimonyLocked(rec *record, t convert.Testimony) (forgotten *Saved) {
 	if rec.saved != nil && t.Has(convert.FieldDigest) && t.Digest != rec.saved.Against.Digest {
-		g.log.Info("refs: a new digest for a reference no longer matches its saved copy; the copy is forgotten",
-			"ref", rec.id, "path", rec.saved.Path)
+		forgotten = rec.saved
 		rec.saved = nil
 	}
 	rec.testimony = t
+	return forgotten
 }
 
 type markEvent struct {
@@ -333,6 +339,12 @@ func (g *Registry) MarkNever(uri, server string) (convert.Entry, bool) {
 // Marked reports whether a server's never marks uri, whether or not the
 // registry still holds a record for it (F18 reads the current mark).
 func (g *Registry) Marked(uri string) bool {
+	g.mu.Lock()
+	if rec := g.byRaw[uri]; rec != nil && rec.never {
+		g.mu.Unlock()
+		return true
+	}
+	g.mu.Unlock()
 	key := uriform.Canonical(uri)
 	g.mu.Lock()
 	rec := g.byKey[key]
@@ -382,22 +394,10 @@ func (g *Registry) notify(evicted []Record, why EvictReason) {
 	}
 }
 
-// newIDLocked returns an id never issued by this registry.
-func (g *Registry) newIDLocked() string {
-	var buf [10]byte
-	for {
-		if _, err := io.ReadFull(g.rand, buf[:]); err != nil {
-			panic("refs: id randomness failed: " + err.Error())
-		}
-		id := "ref_" + idEncoding.EncodeToString(buf[:])
-		if _, seen := g.issued[id]; !seen {
-			g.issued[id] = struct{}{}
-			return id
-		}
-	}
-}
-
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+// newIDLocked returns the next id. Ids are a keyed permutation of a
+// counter (see idMint), so none repeats for the registry's life and none
+// needs remembering.
+func (g *Registry) newIDLocked() string { return g.ids.mint() }
 
 // Lookup returns a snapshot of the record for id and makes it the most
 // recently used. ok is false when the registry does not hold id.
@@ -471,6 +471,11 @@ func (g *Registry) Save(id string, s Saved) error {
 	}
 	if r.never || g.marks.Marked(r.key) {
 		return ErrMarked
+	}
+	if t := r.testimony; t.Has(convert.FieldDigest) && s.Against.Digest != t.Digest {
+		// A new digest arrived while the bytes were in flight: they were
+		// verified against testimony the record no longer holds.
+		return ErrStale
 	}
 	cp := s
 	r.saved = &cp

@@ -1,0 +1,183 @@
+package refs_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// The bounds of shared/bench/README.md: the default and a million.
+var benchBounds = []int{refs.DefaultCapacity, 1_000_000}
+
+// benchSet is a registry filled to its bound, with the same uris in a map
+// for the baseline. order visits every uri once in a fixed random order,
+// so neither side gets the benefit of sequential memory.
+type benchSet struct {
+	g     *refs.Registry
+	m     map[string]*benchRecord
+	order []string // uris in access order
+	ids   []string // ids[i] is the id of order[i]
+}
+
+// benchRecord stands in for a record in the plain-map baseline.
+type benchRecord struct{ id string }
+
+var (
+	benchMu   sync.Mutex
+	benchSets = map[string]*benchSet{}
+	missSeq   int // uris registered by the miss benchmark so far
+)
+
+func benchURI(prefix string, n int) string {
+	return "https://files.example/" + prefix + "/" + strconv.Itoa(n) + "?sig=0123456789abcdef"
+}
+
+// filled returns the set for bound, building it once per process: filling
+// a million records takes a while, and the hit and get benchmarks leave
+// the set of held uris unchanged. The miss benchmark gets its own set.
+func filled(b *testing.B, kind string, bound int) *benchSet {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	key := kind + "/" + strconv.Itoa(bound)
+	if s := benchSets[key]; s != nil {
+		return s
+	}
+	s := &benchSet{
+		g: refs.New(refs.Config{Capacity: bound}),
+		m: make(map[string]*benchRecord, bound),
+	}
+	byURI := make(map[string]string, bound)
+	uris := make([]string, bound)
+	for i := range bound {
+		u := benchURI(kind, i)
+		uris[i] = u
+		e := s.g.Register(convert.Registration{Testimony: plain(u), Server: "bench"})
+		byURI[u] = e.ID
+		s.m[u] = &benchRecord{id: e.ID}
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(bound)))
+	rng.Shuffle(len(uris), func(i, j int) { uris[i], uris[j] = uris[j], uris[i] })
+	s.order = uris
+	s.ids = make([]string, bound)
+	for i, u := range uris {
+		s.ids[i] = byURI[u]
+	}
+	if s.g.Len() != bound {
+		b.Fatalf("setup: Len %d, want %d", s.g.Len(), bound)
+	}
+	benchSets[key] = s
+	return s
+}
+
+func BenchmarkRegister(b *testing.B) {
+	for _, bound := range benchBounds {
+		b.Run(fmt.Sprintf("hit/%d", bound), func(b *testing.B) {
+			s := filled(b, "held", bound)
+			b.ReportAllocs()
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				u := s.order[i%len(s.order)]
+				e := s.g.Register(convert.Registration{Testimony: plain(u), Server: "bench"})
+				n += len(e.ID)
+			}
+			if n == 0 {
+				b.Fatal("no ids")
+			}
+		})
+	}
+	for _, bound := range benchBounds {
+		b.Run(fmt.Sprintf("miss/%d", bound), func(b *testing.B) {
+			s := filled(b, "miss", bound)
+			// Uris never registered before, built outside the timing. Each
+			// one inserts a record and evicts the least recent.
+			benchMu.Lock()
+			fresh := make([]string, b.N)
+			for i := range fresh {
+				fresh[i] = benchURI("new", missSeq)
+				missSeq++
+			}
+			benchMu.Unlock()
+			b.ReportAllocs()
+			b.ResetTimer()
+			n := 0
+			for i := range b.N {
+				e := s.g.Register(convert.Registration{Testimony: plain(fresh[i]), Server: "bench"})
+				n += len(e.ID)
+			}
+			b.StopTimer()
+			if s.g.Len() != bound {
+				b.Fatalf("Len %d, want the bound %d", s.g.Len(), bound)
+			}
+		})
+	}
+}
+
+// BenchmarkGet looks records up by id the way a view does (Entry).
+func BenchmarkGet(b *testing.B) {
+	for _, bound := range benchBounds {
+		b.Run(strconv.Itoa(bound), func(b *testing.B) {
+			s := filled(b, "held", bound)
+			b.ReportAllocs()
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				e, ok := s.g.Entry(s.ids[i%len(s.ids)])
+				if !ok {
+					b.Fatal("a held id is unknown")
+				}
+				n += len(e.ID)
+			}
+		})
+	}
+}
+
+// BenchmarkMapLookup is the baseline: a plain map[string]*T lookup by uri
+// over the same uris in the same order.
+func BenchmarkMapLookup(b *testing.B) {
+	for _, bound := range benchBounds {
+		b.Run(strconv.Itoa(bound), func(b *testing.B) {
+			s := filled(b, "held", bound)
+			b.ReportAllocs()
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				r := s.m[s.order[i%len(s.order)]]
+				n += len(r.id)
+			}
+			if n == 0 {
+				b.Fatal("no ids")
+			}
+		})
+	}
+}
+
+// TestHitPathAllocs pins the zero-allocation fast paths (R3, bench README):
+// registering a held uri and reading an entry allocate nothing.
+func TestHitPathAllocs(t *testing.T) {
+	const u = "https://files.example/hit?sig=abc"
+	const respelled = "HTTPS://FILES.example:443/hit?sig=abc"
+	g := refs.New(refs.Config{Capacity: 4})
+	id := g.Register(from("srv", plain(u))).ID
+	g.Register(from("srv", plain(respelled)))
+	tests := []struct {
+		name, reason string
+		f            func()
+	}{
+		{"register-same-server", "a server naming a held uri again (R2, R3)", func() { g.Register(from("srv", plain(u))) }},
+		{"register-serverless", "serverless content naming a held uri (R2, R6)", func() { g.Register(from("", plain(u))) }},
+		{"register-respelled", "a spelling seen before takes the fast path too (N8)", func() { g.Register(from("srv", plain(respelled))) }},
+		{"entry", "a view reading an entry by id (R3)", func() { g.Entry(id) }},
+		{"entry-for-uri", "a view reading an entry by uri", func() { g.EntryForURI(u) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := testing.AllocsPerRun(200, tt.f); got != 0 {
+				t.Errorf("R3/bench: %v allocs per call, want 0 (%s)", got, tt.reason)
+			}
+		})
+	}
+}

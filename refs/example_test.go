@@ -1,0 +1,58 @@
+package refs_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// A record lives until the registry's bound pushes it out; after that its
+// id is unknown, never another record.
+func ExampleRegistry_Resolve() {
+	g := refs.New(refs.Config{Capacity: 1})
+	report := g.Register(convert.Registration{
+		Testimony: convert.Testimony{URI: "https://files.example/report.pdf", Present: convert.FieldURI},
+		Server:    "docs",
+	})
+	rec, err := g.Resolve(report.ID)
+	fmt.Println(strings.HasPrefix(report.ID, "ref_"), rec.Server(), err)
+
+	// A second reference takes the only slot.
+	g.Register(convert.Registration{
+		Testimony: convert.Testimony{URI: "https://files.example/chart.png", Present: convert.FieldURI},
+		Server:    "docs",
+	})
+	_, err = g.Resolve(report.ID)
+	var unknown *refs.UnknownError
+	fmt.Println(errors.Is(err, refs.ErrUnknownReference), errors.As(err, &unknown) && unknown.ID == report.ID)
+	// Output:
+	// true docs <nil>
+	// true true
+}
+
+// A server's never marks the uri for good: a later plain delivery does not
+// lift it, no copy may be saved, and another spelling of the uri is marked
+// too.
+func ExampleRegistry_MarkNever() {
+	g := refs.New(refs.Config{})
+	e, ok := g.MarkNever("https://mail.example/att/7?sig=abc", "mail")
+	fmt.Println(ok, e.Never)
+
+	again := g.Register(convert.Registration{
+		Testimony: convert.Testimony{URI: "https://mail.example/att/7?sig=abc", Present: convert.FieldURI},
+		Server:    "mail",
+	})
+	fmt.Println(again.ID == e.ID, again.Never)
+
+	err := g.Save(e.ID, refs.Saved{Path: "store/" + e.ID + ".bin"})
+	fmt.Println(errors.Is(err, refs.ErrMarked))
+	fmt.Println(g.Marked("HTTPS://MAIL.example:443/att/7?sig=abc"))
+	// Output:
+	// true true
+	// true true
+	// true
+	// true
+}

@@ -1,0 +1,738 @@
+package refs_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// idShape is the only form an id may take (R1): lowercase, so it can never
+// spell a device name or a server's label.
+var idShape = regexp.MustCompile(`^ref_[a-z2-7]+$`)
+
+// plain is a testimony that carries nothing but its uri.
+func plain(uri string) convert.Testimony {
+	return convert.Testimony{URI: uri, Present: convert.FieldURI}
+}
+
+// named is a testimony carrying a uri and a name.
+func named(uri, name string) convert.Testimony {
+	return convert.Testimony{URI: uri, Name: name, Present: convert.FieldURI | convert.FieldName}
+}
+
+// from is a registration of t by server ("" for serverless content).
+func from(server string, t convert.Testimony) convert.Registration {
+	return convert.Registration{Testimony: t, Server: server}
+}
+
+// uriN is the n-th uri of a family of distinct uris.
+func uriN(n int) string { return fmt.Sprintf("https://files.example/r/%d", n) }
+
+func mustLookup(t *testing.T, g *refs.Registry, id, rule string) refs.Record {
+	t.Helper()
+	rec, ok := g.Lookup(id)
+	if !ok {
+		t.Fatalf("%s: Lookup(%q) = false, want the record", rule, id)
+	}
+	return rec
+}
+
+func TestIDsWellFormedAndNeverReused(t *testing.T) {
+	const n, capacity = 10_000, 100
+	g := refs.New(refs.Config{Capacity: capacity})
+	issued := make(map[string]string, n) // every id ever issued -> its uri
+	for i := range n {
+		u := uriN(i)
+		e := g.Register(from("srv", plain(u)))
+		if !idShape.MatchString(e.ID) {
+			t.Fatalf("R1: id %q for %q is not \"ref_\" plus lowercase [a-z2-7]", e.ID, u)
+		}
+		if prev, dup := issued[e.ID]; dup {
+			t.Fatalf("R1: id %q issued for %q was issued again for %q", e.ID, prev, u)
+		}
+		issued[e.ID] = u
+	}
+	if got := g.Len(); got != capacity {
+		t.Errorf("R3: Len after %d registrations = %d, want the bound %d", n, got, capacity)
+	}
+	// The uris registered first were evicted; registering them again
+	// must still mint ids that no earlier record ever had.
+	for i := range 2 * capacity {
+		u := uriN(i)
+		e := g.Register(from("srv", plain(u)))
+		if prev, dup := issued[e.ID]; dup {
+			t.Fatalf("R1: re-registering evicted %q reused id %q first issued for %q", u, e.ID, prev)
+		}
+		issued[e.ID] = u
+	}
+}
+
+// replayRand replays the first draw once more on its third read, the way
+// an unlucky draw would, and gives distinct bytes otherwise.
+type replayRand struct {
+	reads int
+}
+
+func (r *replayRand) Read(p []byte) (int, error) {
+	r.reads++
+	fill := byte(r.reads)
+	if r.reads == 3 {
+		fill = 1 // the first draw again
+	}
+	for i := range p {
+		p[i] = fill
+	}
+	return len(p), nil
+}
+
+func TestIDNotReusedOnRepeatedRandomness(t *testing.T) {
+	g := refs.New(refs.Config{Capacity: 1, Rand: &replayRand{}})
+	first := g.Register(from("srv", plain(uriN(1))))
+	second := g.Register(from("srv", plain(uriN(2))))
+	if _, ok := g.Lookup(first.ID); ok {
+		t.Fatalf("setup: %q should have been evicted at capacity 1", first.ID)
+	}
+	// The randomness repeats itself. Ids must stay distinct all the same:
+	// they never depend on fresh random bytes per record.
+	third := g.Register(from("srv", plain(uriN(3))))
+	for _, e := range []convert.Entry{first, second, third} {
+		if !idShape.MatchString(e.ID) {
+			t.Errorf("R1: id %q is not well formed", e.ID)
+		}
+	}
+	if first.ID == second.ID || first.ID == third.ID || second.ID == third.ID {
+		t.Errorf("R1: an id was reused after eviction: %q, %q, %q", first.ID, second.ID, third.ID)
+	}
+}
+
+func TestIDRandomnessFailurePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Errorf("R1: New with failing randomness built a registry instead of panicking")
+		}
+	}()
+	refs.New(refs.Config{Rand: bytes.NewReader(nil)})
+}
+
+func TestIDStableAcrossRegistrations(t *testing.T) {
+	const u = "https://files.example/report.pdf?token=secret"
+	tests := []struct {
+		name, reason string
+		again        convert.Registration
+	}{
+		{"same-server", "the same server naming the uri again keeps the record (R2)", from("a", plain(u))},
+		{"other-server", "another server naming the uri binds to the same record (R2)", from("b", named(u, "other"))},
+		{"serverless", "serverless content naming the uri reuses the record (R2)", from("", named(u, "relay"))},
+		{"respelled", "another spelling of the uri is the same record (R2, N8)", from("a", plain("HTTPS://FILES.example:443/report.pdf?token=secret"))},
+		{"never", "a never registration marks the record but keeps its id (R1, N1)", convert.Registration{Testimony: plain(u), Server: "a", Never: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{})
+			first := g.Register(from("a", plain(u)))
+			for i := range 3 {
+				got := g.Register(tt.again)
+				if got.ID != first.ID {
+					t.Fatalf("R1/R2: registration %d gave id %q, want the first id %q (%s)", i+1, got.ID, first.ID, tt.reason)
+				}
+			}
+			if n := g.Len(); n != 1 {
+				t.Errorf("R2: Len = %d, want 1 (%s)", n, tt.reason)
+			}
+		})
+	}
+}
+
+func TestUnknownReference(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		// id returns the id to look up, given a registry that holds one
+		// live record with id live.
+		id func(g *refs.Registry, live string) string
+	}{
+		{
+			name:   "evicted",
+			reason: "an id whose record was evicted for capacity is unknown, vector 20 (R4)",
+			id: func(g *refs.Registry, _ string) string {
+				old := g.Register(from("srv", plain(uriN(100)))).ID
+				g.Register(from("srv", plain(uriN(101))))
+				g.Register(from("srv", plain(uriN(102))))
+				return old
+			},
+		},
+		{
+			name:   "evicted-uri-registered-again",
+			reason: "after eviction the uri's new record has a new id; the old id stays unknown (R1, R4)",
+			id: func(g *refs.Registry, _ string) string {
+				old := g.Register(from("srv", plain(uriN(100)))).ID
+				g.Register(from("srv", plain(uriN(101))))
+				g.Register(from("srv", plain(uriN(102))))
+				g.Register(from("srv", plain(uriN(100))))
+				return old
+			},
+		},
+		{
+			name:   "removed",
+			reason: "an id the host removed is unknown (R4)",
+			id: func(g *refs.Registry, _ string) string {
+				old := g.Register(from("srv", plain(uriN(100)))).ID
+				g.Remove(old)
+				return old
+			},
+		},
+		{
+			name:   "never-issued",
+			reason: "an id the registry never issued is unknown (R4)",
+			id:     func(*refs.Registry, string) string { return "ref_unknown_fixture" },
+		},
+		{
+			name:   "empty",
+			reason: "the empty id is unknown (R4)",
+			id:     func(*refs.Registry, string) string { return "" },
+		},
+		{
+			name:   "upper-cased-live",
+			reason: "ids are exact: an upper-cased live id is not that record (R1, R4)",
+			id:     func(_ *refs.Registry, live string) string { return strings.ToUpper(live) },
+		},
+		{
+			name:   "live-with-suffix",
+			reason: "a live id with text appended is not that record (R4)",
+			id:     func(_ *refs.Registry, live string) string { return live + "a" },
+		},
+		{
+			name:   "long-with-newline",
+			reason: "caller text in an id cannot reshape the message (R4)",
+			id: func(*refs.Registry, string) string {
+				return "ref_x\nforged: line " + strings.Repeat("z", 500)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{Capacity: 2})
+			live := g.Register(from("srv", plain(uriN(1)))).ID
+			id := tt.id(g, live)
+			liveNow := map[string]bool{}
+			for _, u := range []string{uriN(1), uriN(100), uriN(101), uriN(102)} {
+				if rec, ok := g.ByURI(u); ok {
+					liveNow[rec.ID] = true
+				}
+			}
+			if liveNow[id] {
+				t.Fatalf("setup: %q is still held", id)
+			}
+
+			if rec, ok := g.Lookup(id); ok {
+				t.Errorf("R4: Lookup(%+q) = %q (%s), want false (%s)", id, rec.ID, rec.URI, tt.reason)
+			}
+			if e, ok := g.Entry(id); ok {
+				t.Errorf("R4: Entry(%+q) = %q, want false (%s)", id, e.ID, tt.reason)
+			}
+			rec, err := g.Resolve(id)
+			if !errors.Is(err, refs.ErrUnknownReference) {
+				t.Fatalf("R4: Resolve(%+q) error = %v, want errors.Is ErrUnknownReference (%s)", id, err, tt.reason)
+			}
+			if diff := cmp.Diff(refs.Record{}, rec); diff != "" {
+				t.Errorf("R4: Resolve(%+q) returned a record alongside its error (-want +got):\n%s", id, diff)
+			}
+			var ue *refs.UnknownError
+			if !errors.As(err, &ue) {
+				t.Fatalf("R4: Resolve(%+q) error %T is not a *refs.UnknownError", id, err)
+			}
+			if ue.ID != id {
+				t.Errorf("R4: UnknownError.ID = %+q, want %+q", ue.ID, id)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "unknown reference") {
+				t.Errorf("R4: error text %+q does not start with \"unknown reference\"", msg)
+			}
+			if strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
+				t.Errorf("R4: error text %+q is not one bounded line", msg)
+			}
+			if err := g.Save(id, refs.Saved{Path: "x"}); !errors.Is(err, refs.ErrStale) {
+				t.Errorf("R4/F20: Save(%+q) = %v, want ErrStale", id, err)
+			}
+			// The live record still resolves to itself.
+			for lid := range liveNow {
+				if _, err := g.Resolve(lid); err != nil {
+					t.Errorf("R4: live id %q no longer resolves: %v", lid, err)
+				}
+			}
+		})
+	}
+}
+
+func TestLRUOrder(t *testing.T) {
+	a, b, c, d := uriN(1), uriN(2), uriN(3), uriN(4)
+	tests := []struct {
+		name, reason string
+		// touch acts on a registry holding a, b and c (registered in that
+		// order, capacity 3) before d is registered.
+		touch func(g *refs.Registry, ids map[string]string)
+		// evicted is the uri d must push out.
+		evicted string
+	}{
+		{
+			name:    "untouched",
+			reason:  "with nothing touched, the first registered is the least recent (R3)",
+			touch:   func(*refs.Registry, map[string]string) {},
+			evicted: a,
+		},
+		{
+			name:    "re-registered",
+			reason:  "a re-registered record survives one registered after it (R2, R3)",
+			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(from("srv", plain(a))) },
+			evicted: b,
+		},
+		{
+			name:    "re-registered-serverless",
+			reason:  "a serverless naming still counts as registering (R3)",
+			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(from("", plain(a))) },
+			evicted: b,
+		},
+		{
+			name:   "re-registered-respelled",
+			reason: "registering another spelling refreshes the same record (R3, N8)",
+			touch: func(g *refs.Registry, _ map[string]string) {
+				g.Register(from("srv", plain("HTTPS://files.EXAMPLE/r/1")))
+			},
+			evicted: b,
+		},
+		{
+			name:    "entry-shows",
+			reason:  "Entry(id) counts as showing the record (R3)",
+			touch:   func(g *refs.Registry, ids map[string]string) { g.Entry(ids[a]) },
+			evicted: b,
+		},
+		{
+			name:    "lookup-shows",
+			reason:  "Lookup(id) makes the record most recent, as documented (R3)",
+			touch:   func(g *refs.Registry, ids map[string]string) { g.Lookup(ids[a]) },
+			evicted: b,
+		},
+		{
+			name:    "resolve-shows",
+			reason:  "Resolve is Lookup with an explanation (R3)",
+			touch:   func(g *refs.Registry, ids map[string]string) { _, _ = g.Resolve(ids[a]) },
+			evicted: b,
+		},
+		{
+			name: "by-uri-does-not-reorder",
+			reason: "ByURI and EntryForURI read without showing; the first registered " +
+				"is still evicted (R3)",
+			touch: func(g *refs.Registry, _ map[string]string) {
+				g.ByURI(a)
+				g.EntryForURI(a)
+				g.Marked(a)
+			},
+			evicted: a,
+		},
+		{
+			name:    "save-does-not-reorder",
+			reason:  "recording a fetched copy is not showing the record (R3)",
+			touch:   func(g *refs.Registry, ids map[string]string) { _ = g.Save(ids[a], refs.Saved{Path: "p"}) },
+			evicted: a,
+		},
+		{
+			name:   "order-of-showing",
+			reason: "eviction follows the order of the latest registering or showing (R3)",
+			touch: func(g *refs.Registry, ids map[string]string) {
+				g.Entry(ids[b])
+				g.Register(from("srv", plain(a)))
+				g.Lookup(ids[c])
+			},
+			evicted: b,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{Capacity: 3})
+			ids := map[string]string{}
+			for _, u := range []string{a, b, c} {
+				ids[u] = g.Register(from("srv", plain(u))).ID
+			}
+			tt.touch(g, ids)
+			ids[d] = g.Register(from("srv", plain(d))).ID
+			if n := g.Len(); n != 3 {
+				t.Errorf("R3: Len = %d, want 3", n)
+			}
+			for _, u := range []string{a, b, c, d} {
+				_, held := g.Lookup(ids[u])
+				if want := u != tt.evicted; held != want {
+					t.Errorf("R3: %s held = %t, want %t (%s)", u, held, want, tt.reason)
+				}
+			}
+		})
+	}
+}
+
+func TestCapacityBound(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		capacity     int
+		wantCap      int
+	}{
+		{"one", "the smallest bound still holds the record just registered", 1, 1},
+		{"seven", "a small bound", 7, 7},
+		{"zero-means-default", "a zero Config gets DefaultCapacity (R3)", 0, refs.DefaultCapacity},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{Capacity: tt.capacity})
+			if got := g.Cap(); got != tt.wantCap {
+				t.Fatalf("R3: Cap = %d, want %d (%s)", got, tt.wantCap, tt.reason)
+			}
+			if got := g.Len(); got != 0 {
+				t.Errorf("R3: Len of an empty registry = %d", got)
+			}
+			n := tt.wantCap + 25
+			for i := range n {
+				e := g.Register(from("srv", plain(uriN(i))))
+				if _, ok := g.Lookup(e.ID); !ok {
+					t.Fatalf("R3: the record just registered (%d) was evicted (%s)", i, tt.reason)
+				}
+				if got, want := g.Len(), min(i+1, tt.wantCap); got != want {
+					t.Fatalf("R3: Len after %d registrations = %d, want %d (%s)", i+1, got, want, tt.reason)
+				}
+			}
+		})
+	}
+}
+
+func TestNewNegativeCapacityPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Errorf("R3/anti-pattern 10: New with Capacity -1 did not panic; no registry may be unbounded")
+		}
+	}()
+	refs.New(refs.Config{Capacity: -1})
+}
+
+func TestCanonicalURIOneRecord(t *testing.T) {
+	const first = "HTTPS://A.example:443/x"
+	tests := []struct {
+		name, reason, uri string
+		same              bool
+	}{
+		{"exact", "the same text", first, true},
+		{"canonical", "scheme and host lower-cased, default port dropped (N8)", "https://a.example/x", true},
+		{"surrounding-invisibles", "surrounding whitespace and invisible characters removed (N8)", " \u200bhttps://a.example/x\ufeff\n", true},
+		{"unreserved-escape", "percent-encoded unreserved characters decoded (N8)", "https://a.example/%78", true},
+		{"path-case", "path case is significant: another record", "https://a.example/X", false},
+		{"other-port", "a non-default port is another origin: another record", "https://a.example:8443/x", false},
+		{"other-scheme", "http and https are different locations: another record", "http://a.example/x", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{})
+			e1 := g.Register(from("srv", plain(first)))
+			e2 := g.Register(from("srv", plain(tt.uri)))
+			if got := e1.ID == e2.ID; got != tt.same {
+				t.Errorf("N8: %+q and %+q share a record = %t, want %t (%s)", first, tt.uri, got, tt.same, tt.reason)
+			}
+			wantLen := 2
+			if tt.same {
+				wantLen = 1
+			}
+			if n := g.Len(); n != wantLen {
+				t.Errorf("N8/R2: Len = %d, want %d (%s)", n, wantLen, tt.reason)
+			}
+			rec, ok := g.ByURI(tt.uri)
+			if !ok || rec.ID != e2.ID {
+				t.Errorf("N8: ByURI(%+q) = %q, %t; want %q", tt.uri, rec.ID, ok, e2.ID)
+			}
+			if tt.same && rec.URI != first {
+				t.Errorf("R5: Record.URI = %+q, want the raw uri first registered %+q", rec.URI, first)
+			}
+			if e, ok := g.EntryForURI(tt.uri); !ok || e.ID != e2.ID {
+				t.Errorf("N8: EntryForURI(%+q) = %q, %t; want %q", tt.uri, e.ID, ok, e2.ID)
+			}
+		})
+	}
+}
+
+func TestWhoseWordCounts(t *testing.T) {
+	const u = "https://files.example/a.wav"
+	expiring := func(at string) convert.Testimony {
+		return convert.Testimony{URI: u, ExpiresAt: at, Present: convert.FieldURI | convert.FieldExpiresAt}
+	}
+	tests := []struct {
+		name, reason string
+		steps        []convert.Registration
+		want         convert.Testimony
+		wantServers  []string
+	}{
+		{
+			name:        "serverless-keeps-server",
+			reason:      "a serverless registration does not replace a server's testimony (R6)",
+			steps:       []convert.Registration{from("s1", named(u, "server-said")), from("", named(u, "relay-said"))},
+			want:        named(u, "server-said"),
+			wantServers: []string{"s1"},
+		},
+		{
+			name:        "serverless-expiry-does-not-supersede",
+			reason:      "a serverless fresh expiry does not replace a server's (R6 over E3)",
+			steps:       []convert.Registration{from("s1", expiring("2020-01-01T00:00:00Z")), from("", expiring("2099-01-01T00:00:00Z"))},
+			want:        expiring("2020-01-01T00:00:00Z"),
+			wantServers: []string{"s1"},
+		},
+		{
+			name:        "serverless-replaces-serverless",
+			reason:      "while no server has bound the record, a later serverless word replaces an earlier one (R6)",
+			steps:       []convert.Registration{from("", named(u, "first")), from("", named(u, "second"))},
+			want:        named(u, "second"),
+			wantServers: nil,
+		},
+		{
+			name:        "server-first-word-replaces-serverless",
+			reason:      "a server's first word for a record only serverless content named replaces its testimony (R6)",
+			steps:       []convert.Registration{from("", named(u, "relay-said")), from("s1", named(u, "server-said"))},
+			want:        named(u, "server-said"),
+			wantServers: []string{"s1"},
+		},
+		{
+			name:        "server-later-word-replaces",
+			reason:      "a server's later result with a fresh expiry supersedes the earlier expiry (E3)",
+			steps:       []convert.Registration{from("s1", expiring("2020-01-01T00:00:00Z")), from("s1", expiring("2099-01-01T00:00:00Z"))},
+			want:        expiring("2099-01-01T00:00:00Z"),
+			wantServers: []string{"s1"},
+		},
+		{
+			name:        "server-word-then-serverless-then-server",
+			reason:      "a serverless word between two server words changes nothing (R6, E3)",
+			steps:       []convert.Registration{from("s1", named(u, "one")), from("", named(u, "relay")), from("s1", named(u, "two"))},
+			want:        named(u, "two"),
+			wantServers: []string{"s1"},
+		},
+		{
+			name:        "second-server-binds",
+			reason:      "another server's word is a server's later word; both servers stay bound in order (R5, R6)",
+			steps:       []convert.Registration{from("s1", named(u, "one")), from("s2", named(u, "two")), from("s1", named(u, "three"))},
+			want:        named(u, "three"),
+			wantServers: []string{"s1", "s2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{})
+			var e convert.Entry
+			for _, r := range tt.steps {
+				e = g.Register(r)
+			}
+			if diff := cmp.Diff(tt.want, e.Testimony); diff != "" {
+				t.Errorf("R6: Register entry testimony (-want +got) (%s):\n%s", tt.reason, diff)
+			}
+			rec := mustLookup(t, g, e.ID, "R6")
+			if diff := cmp.Diff(tt.want, rec.Testimony); diff != "" {
+				t.Errorf("R6: record testimony (-want +got) (%s):\n%s", tt.reason, diff)
+			}
+			if diff := cmp.Diff(tt.wantServers, rec.Servers); diff != "" {
+				t.Errorf("R5/R6: servers (-want +got) (%s):\n%s", tt.reason, diff)
+			}
+			wantServer := ""
+			if len(tt.wantServers) > 0 {
+				wantServer = tt.wantServers[0]
+			}
+			if got := rec.Server(); got != wantServer {
+				t.Errorf("R5: Record.Server() = %q, want the first bound %q", got, wantServer)
+			}
+		})
+	}
+}
+
+func TestNewDigestForgetsSavedCopy(t *testing.T) {
+	const u = "https://files.example/a.wav"
+	d1 := "sha256:" + strings.Repeat("A", 43)
+	d2 := "sha256:" + strings.Repeat("B", 43)
+	digested := func(d string) convert.Testimony {
+		return convert.Testimony{URI: u, Digest: d, Present: convert.FieldURI | convert.FieldDigest}
+	}
+	tests := []struct {
+		name, reason string
+		again        convert.Registration
+		keep         bool
+	}{
+		{"same-digest", "the same digest still describes the copy (R6)", from("s1", digested(d1)), true},
+		{"no-digest", "testimony without a digest does not contradict the copy (R6)", from("s1", plain(u)), true},
+		{"new-digest", "a server's new digest no longer matches the copy: forget it (R6, F19)", from("s1", digested(d2)), false},
+		{"new-digest-other-server", "any server's new digest replaces the testimony and the copy (R6)", from("s2", digested(d2)), false},
+		{"serverless-new-digest", "a serverless digest replaces nothing, so the copy stays (R6)", from("", digested(d2)), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{})
+			e := g.Register(from("s1", digested(d1)))
+			saved := refs.Saved{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true, Against: digested(d1)}
+			if err := g.Save(e.ID, saved); err != nil {
+				t.Fatalf("F19: Save = %v", err)
+			}
+			after := g.Register(tt.again)
+			rec := mustLookup(t, g, e.ID, "R6")
+			if got := rec.Saved != nil; got != tt.keep {
+				t.Errorf("R6: saved copy kept = %t, want %t (%s)", got, tt.keep, tt.reason)
+			}
+			if after.Saved != tt.keep {
+				t.Errorf("R6: Register entry Saved = %t, want %t (%s)", after.Saved, tt.keep, tt.reason)
+			}
+			if tt.keep {
+				if diff := cmp.Diff(&saved, rec.Saved); diff != "" {
+					t.Errorf("F19: saved facts changed (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestSave(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		// prepare returns the id to save under, given a registry of
+		// capacity 2.
+		prepare func(g *refs.Registry) string
+		wantErr error
+	}{
+		{
+			name:    "live",
+			reason:  "a fetch of a held, unmarked record records its verified facts (F19)",
+			prepare: func(g *refs.Registry) string { return g.Register(from("srv", plain(uriN(1)))).ID },
+		},
+		{
+			name:   "evicted",
+			reason: "a record evicted during the fetch must not take the copy (F20, R8)",
+			prepare: func(g *refs.Registry) string {
+				id := g.Register(from("srv", plain(uriN(1)))).ID
+				g.Register(from("srv", plain(uriN(2))))
+				g.Register(from("srv", plain(uriN(3))))
+				return id
+			},
+			wantErr: refs.ErrStale,
+		},
+		{
+			name:   "replaced-under-uri",
+			reason: "after eviction the uri's new record is not the one the fetch began with (F20)",
+			prepare: func(g *refs.Registry) string {
+				id := g.Register(from("srv", plain(uriN(1)))).ID
+				g.Register(from("srv", plain(uriN(2))))
+				g.Register(from("srv", plain(uriN(3))))
+				g.Register(from("srv", plain(uriN(1))))
+				return id
+			},
+			wantErr: refs.ErrStale,
+		},
+		{
+			name:   "removed",
+			reason: "a removed record takes no copy (F20)",
+			prepare: func(g *refs.Registry) string {
+				id := g.Register(from("srv", plain(uriN(1)))).ID
+				g.Remove(id)
+				return id
+			},
+			wantErr: refs.ErrStale,
+		},
+		{
+			name:   "marked",
+			reason: "a never-marked record records no copy (N1, F18)",
+			prepare: func(g *refs.Registry) string {
+				e, _ := g.MarkNever(uriN(1), "srv")
+				return e.ID
+			},
+			wantErr: refs.ErrMarked,
+		},
+		{
+			name:   "marked-after-registration",
+			reason: "a mark that lands during the fetch refuses the save (N1, F18)",
+			prepare: func(g *refs.Registry) string {
+				id := g.Register(from("srv", plain(uriN(1)))).ID
+				g.Register(convert.Registration{Testimony: plain(uriN(1)), Server: "other", Never: true})
+				return id
+			},
+			wantErr: refs.ErrMarked,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := refs.New(refs.Config{Capacity: 2})
+			id := tt.prepare(g)
+			s := refs.Saved{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true, Against: plain(uriN(1))}
+			err := g.Save(id, s)
+			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Fatalf("F19/F20: Save = %v, want %v (%s)", err, tt.wantErr, tt.reason)
+			}
+			rec, held := g.Lookup(id)
+			if tt.wantErr != nil {
+				if held && rec.Saved != nil {
+					t.Errorf("F20: a refused Save left a copy on the record (%s)", tt.reason)
+				}
+				if cur, ok := g.ByURI(uriN(1)); ok && cur.Saved != nil {
+					t.Errorf("F20: a refused Save left a copy on the uri's current record %q (%s)", cur.ID, tt.reason)
+				}
+				return
+			}
+			if diff := cmp.Diff(&s, rec.Saved); diff != "" {
+				t.Errorf("F19: Lookup Saved (-want +got):\n%s", diff)
+			}
+			e, _ := g.Entry(id)
+			want := convert.Entry{
+				ID: id, Testimony: rec.Testimony,
+				Saved: true, SavedPath: s.Path, VerifiedBytes: s.Bytes, VerifiedType: s.MimeType, DigestVerified: true,
+			}
+			if diff := cmp.Diff(want, e); diff != "" {
+				t.Errorf("F19/R5: Entry after Save (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSnapshotIsolation(t *testing.T) {
+	const u = "https://files.example/a.wav"
+	g := refs.New(refs.Config{})
+	e := g.Register(from("s1", named(u, "a")))
+	g.Register(from("s2", named(u, "b")))
+	if err := g.Save(e.ID, refs.Saved{Path: "store/a.wav", Bytes: 3}); err != nil {
+		t.Fatalf("setup: Save = %v", err)
+	}
+	before := mustLookup(t, g, e.ID, "R5")
+
+	got := mustLookup(t, g, e.ID, "R5")
+	got.Servers[0] = "intruder"
+	got.Servers = append(got.Servers, "another")
+	got.Saved.Path = "/etc/passwd"
+	got.Saved.Against.URI = "changed"
+	got.Testimony.Name = "changed"
+
+	after := mustLookup(t, g, e.ID, "R5")
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("R5/R7: mutating a returned Record reached the registry (-before +after):\n%s", diff)
+	}
+	if byURI, _ := g.ByURI(u); !cmp.Equal(before, byURI) {
+		t.Errorf("R5/R7: ByURI sees a mutated record: %+v", byURI)
+	}
+}
+
+func TestEvictReasonString(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		in           refs.EvictReason
+		want         string
+	}{
+		{"capacity", "capacity evictions read as such in logs (R8)", refs.EvictCapacity, "capacity"},
+		{"removed", "host removals read as such in logs (R8)", refs.EvictRemoved, "removed"},
+		{"zero", "an unset reason is not mistaken for a real one", refs.EvictReason(0), "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.in.String(); got != tt.want {
+				t.Errorf("R8: EvictReason(%d).String() = %q, want %q (%s)", int(tt.in), got, tt.want, tt.reason)
+			}
+		})
+	}
+}
