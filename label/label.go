@@ -1,0 +1,327 @@
+package label
+
+import (
+	"math/bits"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Display bounds, in runes, for the labels a stub shows. They are defaults:
+// a host may pass any other bound to [Bound] or [Display].
+const (
+	// NameMax is the display bound for a name label, such as a reference's
+	// name or the base name of a saved file.
+	NameMax = 160
+	// TypeMax is the display bound for a media-type label.
+	TypeMax = 120
+)
+
+// Ellipsis is the truncation marker that [Bound] appends. It is one rune and
+// counts toward the bound.
+const Ellipsis = "…"
+
+// Removed reports whether r is one of the runes that [Clean] deletes from a
+// label. This predicate is the single definition of that set; nothing else in
+// the module keeps its own copy. The set is:
+//
+//   - U+0000–U+001F and U+007F–U+009F: general category Cc (C0 controls,
+//     DEL, C1 controls);
+//   - U+061C ARABIC LETTER MARK, U+200E LEFT-TO-RIGHT MARK, U+200F
+//     RIGHT-TO-LEFT MARK, U+202A–U+202E (embeddings, overrides and their
+//     POP), U+2066–U+2069 (isolates and their POP): every Bidi_Control
+//     character;
+//   - U+200B ZERO WIDTH SPACE, U+200C ZERO WIDTH NON-JOINER, U+200D ZERO
+//     WIDTH JOINER;
+//   - U+2060 WORD JOINER and U+2061–U+2064, the invisible mathematical
+//     operators;
+//   - U+FEFF ZERO WIDTH NO-BREAK SPACE (byte order mark), wherever it occurs;
+//   - U+E0000–U+E007F, the tag characters, which can spell hidden ASCII;
+//   - U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR.
+//
+// Other format characters (category Cf outside this list, such as U+00AD
+// SOFT HYPHEN) and all whitespace other than the above are kept.
+func Removed(r rune) bool {
+	if r < 0x200B {
+		return r < 0x20 || // C0
+			(r >= 0x7F && r <= 0x9F) || // DEL, C1
+			r == 0x061C // ARABIC LETTER MARK
+	}
+	if r <= 0xFEFF {
+		return r <= 0x200F || // ZWSP, ZWNJ, ZWJ, LRM, RLM
+			(r >= 0x2028 && r <= 0x202E) || // LS, PS, LRE, RLE, PDF, LRO, RLO
+			(r >= 0x2060 && r <= 0x2064) || // WJ, invisible operators
+			(r >= 0x2066 && r <= 0x2069) || // LRI, RLI, FSI, PDI
+			r == 0xFEFF // BOM
+	}
+	return r >= 0xE0000 && r <= 0xE007F // tag characters
+}
+
+// Clean is the sanitizer for every untrusted display string. It deletes each
+// rune for which [Removed] reports true, replaces each run of invalid UTF-8
+// bytes with one U+FFFD, and trims leading and trailing whitespace (as
+// defined by [unicode.IsSpace]). Inner whitespace and right-to-left text are
+// kept. Clean does not normalize, fold case, or bound the length; see
+// [Display] for a bounded label.
+//
+// An empty result means the label is absent. Clean is idempotent. It
+// allocates only when a rune must be deleted or replaced; a string that is
+// already clean, or needs only trimming, is returned without copying.
+func Clean(s string) string {
+	var b strings.Builder // stays empty, and unallocated, until a change
+	start := 0            // start of the span of kept bytes not yet copied
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c-0x20 < 0x5F { // printable ASCII: skip it, a word at a time
+			i++
+			for i+8 <= len(s) {
+				if m := notPrintable(load64(s, i)); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				i += 8
+			}
+			continue
+		}
+		// A two-byte sequence whose lead byte starts no removed rune.
+		if c&0xE0 == 0xC0 && keep2>>(c&0x1F)&1 != 0 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+			i += 2
+			continue
+		}
+		// Find the length n of the rune at i, and whether it is kept or,
+		// for a run of invalid bytes, replaced.
+		n, bad := 1, false
+		switch {
+		case c < utf8.RuneSelf: // C0 or DEL
+		case c >= 0xC2 && c <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80:
+			if !Removed(rune(c&0x1F)<<6 | rune(s[i+1]&0x3F)) {
+				i += 2
+				continue
+			}
+			n = 2
+		case c&0xF0 == 0xE0 && i+2 < len(s) && valid3(c, s[i+1], s[i+2]):
+			if !Removed(rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)) {
+				i += 3
+				continue
+			}
+			n = 3
+		default:
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			if n == 1 && r == utf8.RuneError {
+				bad = true
+				for i+n < len(s) { // take the whole run of invalid bytes
+					if r, m := utf8.DecodeRuneInString(s[i+n:]); m != 1 || r != utf8.RuneError {
+						break
+					}
+					n++
+				}
+			} else if !Removed(r) {
+				i += n
+				continue
+			}
+		}
+		// s[i:i+n] is to be deleted, or replaced if bad.
+		if start == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[start:i])
+		if bad {
+			b.WriteString(replacement)
+		}
+		i += n
+		start = i
+	}
+	if start == 0 { // nothing changed: no copy
+		return trim(s)
+	}
+	b.WriteString(s[start:])
+	return trim(b.String())
+}
+
+const replacement = "\uFFFD"
+
+// keep2 has bit b set when no rune whose two-byte UTF-8 form starts with
+// the byte 0xC0|b is removed, so [Clean] can pass such a sequence after
+// checking only that it is well formed. It is derived from [Removed].
+var keep2 = func() uint32 {
+	var m uint32
+	for b := rune(2); b < 32; b++ { // 0xC0 and 0xC1 start only overlong forms
+		kept := true
+		for r := b << 6; r < (b+1)<<6; r++ {
+			kept = kept && !Removed(r)
+		}
+		if kept {
+			m |= 1 << b
+		}
+	}
+	return m
+}()
+
+// trim returns s without leading and trailing whitespace.
+func trim(s string) string {
+	if len(s) == 0 || (s[0]-0x21 < 0x5F && s[len(s)-1]-0x21 < 0x5F) {
+		return s // both ends are printable ASCII other than space
+	}
+	return strings.TrimSpace(s)
+}
+
+// load64 returns the eight bytes of s at i as a little-endian word.
+func load64(s string, i int) uint64 {
+	w := s[i : i+8]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// notPrintable returns x with the high bit of each byte set where the byte
+// is below 0x20 or at or above 0x7F, meaning not printable ASCII. Borrows
+// and carries can set bits above a true hit but never below the lowest
+// one, so the lowest set bit marks the first such byte.
+func notPrintable(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x-0x20*ones)&^x | (x + ones) | x) & highs
+}
+
+// valid3 reports whether c, c1, c2 is a well-formed three-byte UTF-8
+// sequence: no overlong form and no surrogate. c must be in 0xE0–0xEF.
+func valid3(c, c1, c2 byte) bool {
+	lo, hi := byte(0x80), byte(0xBF)
+	if c == 0xE0 {
+		lo = 0xA0
+	} else if c == 0xED {
+		hi = 0x9F
+	}
+	return lo <= c1 && c1 <= hi && c2&0xC0 == 0x80
+}
+
+// Bound returns s bounded to at most max runes. A string that fits is
+// returned unchanged, without allocating. A longer one is cut and marked
+// with [Ellipsis], which counts toward max; whitespace left at the end of the
+// kept part is dropped before the marker. The cut never splits a UTF-8
+// sequence and never separates a base character from the marks that follow
+// it (runes of category M, or with a nonzero canonical combining class), so
+// a long cluster at the cut is dropped whole. If max is zero or negative,
+// Bound returns "".
+//
+// Bound counts runes, not bytes, and does not clean s; give it the result of
+// [Clean], or use [Display].
+func Bound(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	if len(s) <= max { // never more runes than bytes
+		return s
+	}
+	n := 0    // index of the rune starting at byte i
+	keep := 0 // byte length of the first max-1 runes
+	for i := range s {
+		if n == max-1 {
+			keep = i
+		} else if n == max {
+			return truncate(s, keep)
+		}
+		n++
+	}
+	return s
+}
+
+// truncate returns s[:keep] followed by [Ellipsis], moving the cut back so
+// that it does not fall inside a cluster of a base and its marks.
+func truncate(s string, keep int) string {
+	for keep > 0 && attached(s[keep:]) {
+		_, n := utf8.DecodeLastRuneInString(s[:keep])
+		keep -= n
+	}
+	return strings.TrimRightFunc(s[:keep], unicode.IsSpace) + Ellipsis
+}
+
+// attached reports whether the first rune of s belongs with the rune before
+// it: a combining mark (Mn, Me or Mc) or any rune with a nonzero canonical
+// combining class, which Unicode normalization groups with the preceding
+// starter (see [norm.Iter]).
+func attached(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	if r < 0x300 { // no marks and no non-starters below U+0300
+		return false
+	}
+	return unicode.Is(unicode.M, r) || norm.NFD.PropertiesString(s).CCC() != 0
+}
+
+// Display returns Bound(Clean(s), max): the label to show for an untrusted
+// string, at most max runes long. An empty result means there is nothing to
+// show, and callers leave that segment out rather than print it empty.
+func Display(s string, max int) string {
+	return Bound(Clean(s), max)
+}
+
+// MediaType returns the label for a media type that a server claimed or a
+// response declared: s cleaned as by [Clean], with ASCII letters lower-cased,
+// and bounded to [TypeMax] runes. Parameters are kept, since the result is a
+// label and not a parsed value; use [MediaTypeEssence] to compare types. An
+// empty result means the media type is absent.
+func MediaType(s string) string {
+	// Lower-casing ASCII changes no rune count, so bounding first is the
+	// same and never copies more than TypeMax runes.
+	return lowerASCII(Bound(Clean(s), TypeMax))
+}
+
+// essenceMax is the longest essence [MediaTypeEssence] accepts: RFC 6838
+// limits a type name and a subtype name to 127 characters each.
+const essenceMax = 127 + 1 + 127
+
+// MediaTypeEssence returns the "type/subtype" part of a media type, for
+// comparisons: s is cleaned as by [Clean], cut before the first ';', trimmed
+// of whitespace and lower-cased. The result is "" unless it is a type and a
+// subtype made of RFC 9110 token characters, joined by one '/', and at most
+// 255 bytes long; so "" means absent or unusable, and any non-empty result is
+// printable ASCII with no spaces.
+func MediaTypeEssence(s string) string {
+	t := Clean(s)
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	if len(t) > essenceMax {
+		return ""
+	}
+	slash := strings.IndexByte(t, '/')
+	if slash <= 0 || slash == len(t)-1 {
+		return ""
+	}
+	for i := 0; i < len(t); i++ {
+		if i != slash && !isTokenChar(t[i]) {
+			return ""
+		}
+	}
+	return lowerASCII(t)
+}
+
+// isTokenChar reports whether c is a tchar of RFC 9110 section 5.6.2.
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// lowerASCII returns s with ASCII letters A–Z lower-cased and every other
+// byte unchanged. It allocates only if s holds an upper-case ASCII letter.
+func lowerASCII(s string) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if 'A' <= b[i] && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
+}
