@@ -1,0 +1,508 @@
+package fetch
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// blk is a resource block at $ORIGIN/payload with extra JSON members.
+func blk(extra string) string {
+	return `{"type":"resource","uri":"$ORIGIN/payload","name":"attachment.wav","mimeType":"audio/wav"` + extra + `}`
+}
+
+// blkURI is a resource block at uri with extra JSON members.
+func blkURI(uri, extra string) string {
+	return `{"type":"resource","uri":"` + uri + `","name":"attachment.wav","mimeType":"audio/wav"` + extra + `}`
+}
+
+var (
+	wavBody   = []byte("RIFF0000WAVEpayload")
+	wavDigest = "sha256:uM7OLD5sO8G3SeWw3LirIreZM71523d9_qXxkn8ewpM"
+)
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := z.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// gzipBody serves b gzip-encoded.
+func gzipBody(b []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	}
+}
+
+func fixed(h http.HandlerFunc) func(*env) http.HandlerFunc {
+	return func(*env) http.HandlerFunc { return h }
+}
+
+func status(code int) func(*env) http.HandlerFunc {
+	return fixed(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) })
+}
+
+// failCase is one row of the failure table: one per row of the seed's
+// table of fetch failures and per F-rule that fails.
+type failCase struct {
+	name, reason string
+	mods         []func(*env)
+	handler      func(*env) http.HandlerFunc
+	server       string // default serverName; "-" for none
+	block        string
+	prep         func(*env)
+	store        func(*env) Store
+	req          Request
+	ctx          func(*env) context.Context
+	code         Code
+	sentinel     error
+	remedy       RemedyKind
+	requests     int64
+	refusal      bool   // Refusal must report the same code
+	hidden       string // a string no clause or log may carry
+}
+
+func failCases(t *testing.T) []failCase {
+	bomb := gzipped(t, make([]byte, 16<<20))
+	return []failCase{
+		// Before dialing (F2), in order.
+		{name: "withheld", reason: "F18: a never-marked record is refused first when a hook is set",
+			mods: []func(*env){withHook}, block: blk(`,"sizeBytes":19,"disposition":"never"`),
+			code: CodeWithheld, sentinel: ErrWithheld, remedy: RemedyNothing, refusal: true},
+		{name: "no-server", reason: "F2: serverless content names no origin",
+			server: "-", block: blk(`,"sizeBytes":19`),
+			code: CodeNoServer, sentinel: ErrNoServer, remedy: RemedyFreshReference, refusal: true},
+		{name: "unknown-server", reason: "F2: the host no longer has the server",
+			server: "gone", block: blk(`,"sizeBytes":19`),
+			code: CodeUnknownServer, sentinel: ErrUnknownServer, remedy: RemedyAskOperator, refusal: true},
+		{name: "server-lookup", reason: "the host's Servers failed; its error text (with a secret) is never shown",
+			server: "flaky", block: blk(`,"sizeBytes":19`),
+			code: CodeServerLookup, sentinel: ErrServerLookup, remedy: RemedyTryLaterThenAsk, refusal: true},
+		{name: "no-network-address", reason: "F2: a stdio server has no address",
+			server: "stdio", block: blk(`,"sizeBytes":19`),
+			code: CodeNoNetworkAddress, sentinel: ErrNoNetworkAddress, remedy: RemedyNothing, refusal: true},
+		{name: "bad-uri", reason: "F2: the reference's address does not parse",
+			block: blkURI("http://[::1", ""),
+			code:  CodeBadURI, sentinel: ErrBadURI, remedy: RemedyNothing, refusal: true},
+		{name: "bad-server-uri", reason: "F2: the server's address is no http origin",
+			server: "broken", block: blk(""),
+			code: CodeBadServerURI, sentinel: ErrBadServerURI, remedy: RemedyAskOperator, refusal: true},
+		{name: "credentials-in-url", reason: "F2: userinfo is refused without repeating it",
+			block: blkURI("http://reader:hunter2@$HOST/payload", ""), hidden: "hunter2",
+			code: CodeCredentialsInURL, sentinel: ErrCredentialsInURL, remedy: RemedyNothing, refusal: true},
+		{name: "credentials-user-only", reason: "F2: a user name alone is userinfo too",
+			block: blkURI("http://reader@$HOST/payload", ""), hidden: "reader",
+			code: CodeCredentialsInURL, sentinel: ErrCredentialsInURL, remedy: RemedyNothing, refusal: true},
+		{name: "scheme-ws-own-origin", reason: "F2: ws: is refused on the reference's own scheme, even at the server's origin",
+			block: blkURI("ws://$HOST/payload", ""),
+			code:  CodeSchemeNotAllowed, sentinel: ErrSchemeNotAllowed, remedy: RemedyNothing, refusal: true},
+		{name: "scheme-file", reason: "vector 11: file: is refused",
+			block: blkURI("file:///private/fixture", ""),
+			code:  CodeSchemeNotAllowed, sentinel: ErrSchemeNotAllowed, remedy: RemedyNothing, refusal: true},
+		{name: "cross-origin-host", reason: "F2: another host is another origin",
+			block: blkURI("http://cdn.example/payload?sig=topsecret", ""), hidden: "topsecret",
+			code: CodeCrossOrigin, sentinel: ErrCrossOrigin, remedy: RemedyNothing, refusal: true},
+		{name: "cross-origin-scheme", reason: "F2: https on the same host and port is another origin",
+			block: blkURI("https://$HOST/payload", ""),
+			code:  CodeCrossOrigin, sentinel: ErrCrossOrigin, remedy: RemedyNothing, refusal: true},
+		{name: "cross-origin-wss-server", reason: "F2: wss compares as https, so an http reference is another origin",
+			server: "secure", block: blkURI("http://$HOST/payload", ""),
+			code: CodeCrossOrigin, sentinel: ErrCrossOrigin, remedy: RemedyNothing, refusal: true},
+		{name: "expired-passed", reason: "E1: the expiry passed",
+			block: blk(`,"expiresAt":"2000-01-01T00:00:00Z"`),
+			code:  CodeExpired, sentinel: ErrExpired, remedy: RemedyFreshReference, refusal: true},
+		{name: "expired-unparseable", reason: "vector 16: an unreadable expiry fails closed",
+			block: blk(`,"expiresAt":"not-a-date"`),
+			code:  CodeExpired, sentinel: ErrExpired, remedy: RemedyFreshReference, refusal: true},
+		{name: "expired-rejected", reason: "E1: a rejected expiresAt fails closed",
+			block: blk(`,"expiresAt":"` + strings.Repeat("9", 65) + `"`),
+			code:  CodeExpired, sentinel: ErrExpired, remedy: RemedyFreshReference, refusal: true},
+		{name: "claim-over-ceiling", reason: "F2, F5: a claim past the host ceiling; nothing raises it",
+			mods: []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000 })}, block: blk(`,"sizeBytes":1001`),
+			code: CodeHostCeiling, sentinel: ErrTooLarge, remedy: RemedyHostCeiling, refusal: true},
+		{name: "budget-spent", reason: "F2: the server's budget is used up",
+			mods: []func(*env){withConfig(func(c *Config) { c.Budget = 100 })}, block: blk(`,"sizeBytes":1`),
+			prep: func(e *env) { e.f.charge(serverName, 100) },
+			code: CodeBudgetSpent, sentinel: ErrBudget, remedy: RemedyAskOperator, refusal: true},
+		{name: "claim-over-budget", reason: "F2: the claim is more than the budget has left",
+			mods: []func(*env){withConfig(func(c *Config) { c.Budget = 100 })}, block: blk(`,"sizeBytes":50`),
+			prep: func(e *env) { e.f.charge(serverName, 60) },
+			code: CodeOverBudget, sentinel: ErrBudget, remedy: RemedyAskOperator, refusal: true},
+		{name: "claim-over-max", reason: "vector 04: the claim is more than the call allows",
+			block: blk(`,"sizeBytes":129`), req: Request{MaxBytes: 128},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes},
+		{name: "claim-over-max-budget-caps", reason: "F15: the larger max bytes offered stops at what the budget has left",
+			mods: []func(*env){withConfig(func(c *Config) { c.Budget = 1000 })}, block: blk(`,"sizeBytes":200`),
+			prep: func(e *env) { e.f.charge(serverName, 300) }, req: Request{MaxBytes: 100},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes},
+
+		// Dialing and reading.
+		{name: "redirect", reason: "F4, vector 12: a redirect is refused and its target never contacted",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+			}),
+			block: blk(""), code: CodeRedirect, sentinel: ErrRedirect, remedy: RemedyNothing, requests: 1},
+		{name: "redirect-loop", reason: "F4: a redirect to itself is one request",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, r.URL.String(), http.StatusTemporaryRedirect)
+			}),
+			block: blk(""), code: CodeRedirect, sentinel: ErrRedirect, remedy: RemedyNothing, requests: 1},
+		{name: "status-401", reason: "F11: credentials",
+			handler: status(401), block: blk(""), code: CodeStatus, sentinel: ErrStatus, remedy: RemedyAskOperator, requests: 1},
+		{name: "status-403", reason: "F11: a fresh reference, then credentials",
+			handler: status(403), block: blk(""), code: CodeStatus, sentinel: ErrStatus, remedy: RemedyFreshReferenceThenAsk, requests: 1},
+		{name: "status-404", reason: "F11: other 4xx wait for a fresh reference",
+			handler: status(404), block: blkURI("$ORIGIN/payload?token=fixture-secret", ""),
+			code: CodeStatus, sentinel: ErrStatus, remedy: RemedyFreshReference, requests: 1},
+		{name: "status-429", reason: "F11: try later",
+			handler: status(429), block: blk(""), code: CodeStatus, sentinel: ErrStatus, remedy: RemedyTryLater, requests: 1},
+		{name: "status-503", reason: "F11: 5xx try later",
+			handler: status(503), block: blk(""), code: CodeStatus, sentinel: ErrStatus, remedy: RemedyTryLater, requests: 1},
+		{name: "status-501", reason: "F11: nothing will change",
+			handler: status(501), block: blk(""), code: CodeStatus, sentinel: ErrStatus, remedy: RemedyNothing, requests: 1},
+		{name: "no-content", reason: "F11: 204 has no content",
+			handler: status(204), block: blk(""), code: CodeNoContent, sentinel: ErrNoContent, remedy: RemedyFreshReference, requests: 1},
+		{name: "unknown-coding", reason: "F7: a coding the fetcher cannot decode fails closed",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", "br")
+				w.Write([]byte("whatever"))
+			}),
+			block: blk(""), code: CodeBadEncoding, sentinel: ErrBadEncoding, remedy: RemedyNothing, requests: 1},
+		{name: "corrupt-gzip", reason: "F7: a gzip stream that does not decode keeps nothing",
+			handler: fixed(gzipBody(append(gzipped(t, bytes.Repeat([]byte("x"), 4096))[:40], "garbage-garbage-garbage"...))),
+			block:   blk(""), code: CodeBadEncoding, sentinel: ErrBadEncoding, remedy: RemedyTryLaterThenFreshReference, requests: 1},
+		{name: "digest-mismatch", reason: "vector 05: bytes that do not match the digest are not kept",
+			handler: fixed(body(wavBody, "audio/wav")),
+			block:   blk(`,"sizeBytes":12,"digest":"sha256:2SmKENGwc1g33EvYXaxkGw887yekfl1TpU8vP1svz_o"`),
+			req:     Request{MaxBytes: 128},
+			code:    CodeDigestMismatch, sentinel: ErrDigestMismatch, remedy: RemedyTryLaterThenFreshReference, requests: 1},
+		{name: "announced-over-ceiling", reason: "F5: a Content-Length past the ceiling is refused before reading",
+			mods:    []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000 })},
+			handler: fixed(body(make([]byte, 2000), "")), block: blk(""),
+			code: CodeHostCeiling, sentinel: ErrTooLarge, remedy: RemedyHostCeiling, requests: 1},
+		{name: "announced-over-budget", reason: "F5: a Content-Length past the budget is refused before reading",
+			mods:    []func(*env){withConfig(func(c *Config) { c.Budget = 1000 })},
+			handler: fixed(body(make([]byte, 2000), "")), block: blk(""),
+			code: CodeOverBudget, sentinel: ErrBudget, remedy: RemedyAskOperator, requests: 1},
+		{name: "announced-over-max", reason: "F5: a Content-Length past the call's max bytes",
+			handler: fixed(body(make([]byte, 200), "")), block: blk(""), req: Request{MaxBytes: 100},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
+		{name: "read-over-ceiling", reason: "F5: actual bytes past the host ceiling, checked first",
+			mods:    []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000; c.Budget = 1000 })},
+			handler: fixed(chunked(5000, 'a')), block: blk(`,"sizeBytes":10`),
+			code: CodeHostCeiling, sentinel: ErrTooLarge, remedy: RemedyHostCeiling, requests: 1},
+		{name: "read-over-budget", reason: "F5: actual bytes run the budget out; the running total is shown",
+			mods:    []func(*env){withConfig(func(c *Config) { c.Budget = 1000 })},
+			handler: fixed(chunked(5000, 'a')), block: blk(`,"sizeBytes":10`), prep: func(e *env) { e.f.charge(serverName, 200) },
+			code: CodeOverBudget, sentinel: ErrBudget, remedy: RemedyAskOperator, requests: 1},
+		{name: "read-over-max", reason: "vector 10: a stream past the call's max bytes is stopped at max+1",
+			handler: fixed(chunked(64*32, 'a')), block: blk(`,"sizeBytes":1`), req: Request{MaxBytes: 64},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
+		{name: "read-over-max-budget-binds", reason: "F15: when the budget left is below the bytes seen, the budget binds",
+			mods:    []func(*env){withConfig(func(c *Config) { c.Budget = 1000 })},
+			handler: fixed(chunked(200, 'a')), block: blk(""), prep: func(e *env) { e.f.charge(serverName, 900) },
+			req:  Request{MaxBytes: 50},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyBudgetTooSmall, requests: 1},
+		{name: "gzip-bomb", reason: "F7: a decompression bomb stops at the limit on decoded bytes",
+			handler: fixed(gzipBody(bomb)), block: blk(""), req: Request{MaxBytes: 1 << 20},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
+		{name: "gzip-decoded-ceiling", reason: "vector 19: a gzip body whose decoded size passes max bytes",
+			handler: fixed(gzipBody(gzipped(t, append([]byte("RIFF0000WAVE"), bytes.Repeat([]byte("x"), 500)...)))),
+			block:   blk(`,"sizeBytes":1`), req: Request{MaxBytes: 64},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
+		{name: "gzip-empty-members", reason: "F7: endless empty gzip members decode to nothing and stop at the wire ceiling",
+			mods: []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000 })},
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", "gzip")
+				member := gzipped(t, nil)
+				for {
+					if _, err := w.Write(bytes.Repeat(member, 256)); err != nil {
+						return
+					}
+				}
+			}),
+			block: blk(""), code: CodeHostCeiling, sentinel: ErrTooLarge, remedy: RemedyHostCeiling, requests: 1},
+		{name: "endless-stream", reason: "F6: a stream that never ends stops at max bytes",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				buf := make([]byte, 8192)
+				for {
+					if _, err := w.Write(buf); err != nil {
+						return
+					}
+				}
+			}),
+			block: blk(""), req: Request{MaxBytes: 64 << 10},
+			code: CodeTooLarge, sentinel: ErrTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
+		{name: "timeout", reason: "F12: a stalled server fails with the seconds allowed",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				w.Write([]byte("RIFF"))
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}),
+			block: blk(""), req: Request{Timeout: 200 * time.Millisecond},
+			code: CodeTimeout, sentinel: ErrTimeout, remedy: RemedyTryLater, requests: 1},
+		{name: "canceled", reason: "the caller's own cancellation",
+			handler: func(e *env) http.HandlerFunc {
+				return func(w http.ResponseWriter, r *http.Request) {
+					e.cancel()
+					<-r.Context().Done()
+				}
+			},
+			block: blk(""),
+			code:  CodeCanceled, sentinel: ErrCanceled, remedy: RemedyTryLater, requests: 1},
+		{name: "reset-mid-body", reason: "F13: a connection closed partway is a network failure in the cause's words",
+			handler: fixed(hijacked("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n" + strings.Repeat("z", 100))),
+			block:   blk(""), code: CodeNetwork, sentinel: ErrNetwork, remedy: RemedyTryLaterThenAsk, requests: 1},
+		{name: "lying-content-length", reason: "F6: a Content-Length longer than the body keeps nothing",
+			handler: fixed(hijacked("HTTP/1.1 200 OK\r\nContent-Length: 64\r\n\r\n" + string(wavBody))),
+			block:   blk(""), code: CodeNetwork, sentinel: ErrNetwork, remedy: RemedyTryLaterThenAsk, requests: 1},
+		{name: "huge-headers", reason: "1 MiB of response headers is refused, not buffered",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				for i := range 16 {
+					w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("h", 64<<10))
+				}
+				w.Write(wavBody)
+			}),
+			block: blk(""), code: CodeNetwork, sentinel: ErrNetwork, remedy: RemedyTryLaterThenAsk, requests: 1},
+		{name: "connection-refused", reason: "F13: a refused connection says so, with no query",
+			server: "dead", block: blkURI("$DEAD/payload?sig=topsecret", ""), hidden: "topsecret",
+			code: CodeNetwork, sentinel: ErrNetwork, remedy: RemedyTryLaterThenAsk},
+		{name: "storage-error", reason: "F10: a store that fails is a storage failure, and the log says why",
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(*env) Store { return failingStore{} },
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+		{name: "storage-panic-begin", reason: "F10: a store that panics in Begin",
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "begin"} },
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+		{name: "storage-panic-write", reason: "F10: a store that panics in Write",
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "write"} },
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+		{name: "storage-panic-commit", reason: "F10: a store that panics in Commit",
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "commit"} },
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+		{name: "stale", reason: "F20: a record evicted during the fetch keeps no copy",
+			handler: func(e *env) http.HandlerFunc {
+				return func(w http.ResponseWriter, r *http.Request) {
+					e.reg.Remove(e.rec.ID)
+					w.Write(wavBody)
+				}
+			},
+			block: blk(""), code: CodeStale, sentinel: ErrStale, remedy: RemedyFreshReference, requests: 1},
+		{name: "reissued", reason: "F19, E3: a new digest during the fetch means the bytes answer old testimony",
+			handler: func(e *env) http.HandlerFunc {
+				return func(w http.ResponseWriter, r *http.Request) {
+					e.ref(serverName, blk(`,"digest":"sha256:2SmKENGwc1g33EvYXaxkGw887yekfl1TpU8vP1svz_o"`))
+					w.Write(wavBody)
+				}
+			},
+			block: blk(`,"digest":"` + wavDigest + `"`), code: CodeStale, sentinel: ErrStale, remedy: RemedyTryLater, requests: 1},
+		{name: "withheld-mid-download", reason: "F18: a mark stops the download at its next chunk",
+			mods: []func(*env){withHook},
+			handler: func(e *env) http.HandlerFunc {
+				return func(w http.ResponseWriter, r *http.Request) {
+					w.Write(make([]byte, 4096))
+					w.(http.Flusher).Flush()
+					e.reg.MarkNever(e.rec.URI, serverName)
+					for range 64 {
+						if _, err := w.Write(make([]byte, 4096)); err != nil {
+							return
+						}
+					}
+				}
+			},
+			block: blk(""), code: CodeWithheld, sentinel: ErrWithheld, remedy: RemedyNothing, requests: 1},
+		{name: "withheld-after-last-chunk", reason: "F18: a mark after the last chunk saves nothing",
+			mods:    []func(*env){withHook},
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "begin"} },
+			code:  CodeWithheld, sentinel: ErrWithheld, remedy: RemedyNothing, requests: 1},
+		{name: "withheld-while-saving", reason: "F18: a copy committed as the mark landed is removed",
+			mods:    []func(*env){withHook},
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "commit"} },
+			code:  CodeWithheld, sentinel: ErrWithheld, remedy: RemedyNothing, requests: 1},
+	}
+}
+
+func TestFailures(t *testing.T) {
+	var out strings.Builder
+	for _, tc := range failCases(t) {
+		if tc.reason == "" || strings.Contains(tc.name, "#") {
+			panic("every case needs a name and a reason")
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			h := func(w http.ResponseWriter, r *http.Request) { w.Write(wavBody) }
+			var e *env
+			handler := func(w http.ResponseWriter, r *http.Request) {
+				if tc.handler != nil {
+					tc.handler(e)(w, r)
+					return
+				}
+				h(w, r)
+			}
+			mods := append([]func(*env){}, tc.mods...)
+			if tc.store != nil {
+				mods = append(mods, func(e *env) { e.store = tc.store(e) })
+			}
+			dead := deadOrigin(t)
+			mods = append(mods, func(e *env) { e.extra["dead"] = Server{Origin: dead, Token: token} })
+			e = newEnv(t, handler, mods...)
+			server := tc.server
+			switch server {
+			case "":
+				server = serverName
+			case "-":
+				server = ""
+			}
+			e.rec = e.ref(server, strings.ReplaceAll(tc.block, "$DEAD", dead))
+			if tc.prep != nil {
+				tc.prep(e)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			e.cancel = cancel
+
+			res, err := e.f.Fetch(ctx, e.rec, tc.req)
+			if err == nil {
+				t.Fatalf("fetch succeeded (%+v); want %s (%s)", res, tc.code, tc.reason)
+			}
+			f := failureOf(t, err, tc.sentinel)
+			if f.Code != tc.code {
+				t.Errorf("code = %s, want %s (%s)", f.Code, tc.code, tc.reason)
+			}
+			if f.Remedy.Kind() != tc.remedy {
+				t.Errorf("remedy = %d (%s), want %d", f.Remedy.Kind(), f.Remedy, tc.remedy)
+			}
+			if got := e.requests.Load(); got != tc.requests {
+				t.Errorf("requests = %d, want %d", got, tc.requests)
+			}
+			if (res != Result{}) {
+				t.Errorf("a failure returned a result: %+v", res)
+			}
+			e.assertNothingKept(e.rec)
+			hidden := []string{}
+			if tc.hidden != "" {
+				hidden = append(hidden, tc.hidden)
+				if strings.Contains(f.Clause, tc.hidden) || strings.Contains(f.Error(), tc.hidden) {
+					t.Errorf("clause repeats %q: %s", tc.hidden, f.Clause)
+				}
+			}
+			if strings.Contains(f.Sentence(e.rec.ID), token) {
+				t.Errorf("sentence carries the token")
+			}
+			e.assertNoSecrets(hidden...)
+			logs := e.logs.String()
+			if n := strings.Count(logs, "reference not fetched"); n != 1 {
+				t.Errorf("%d failure lines logged, want 1:\n%s", n, logs)
+			}
+			if !strings.Contains(logs, "ref="+e.rec.ID) || !strings.Contains(logs, "code="+string(tc.code)) {
+				t.Errorf("failure line lacks the ref id or code:\n%s", logs)
+			}
+			if tc.code == CodeStorage && !strings.Contains(logs, "why=") {
+				t.Errorf("storage failure line does not say why:\n%s", logs)
+			}
+			if tc.refusal {
+				r := e.f.Refusal(e.rec)
+				if r == nil || r.Code != tc.code {
+					t.Errorf("Refusal = %v, want code %s", r, tc.code)
+				}
+			}
+			norm := strings.NewReplacer(e.host(), "$HOST", strings.TrimPrefix(dead, "http://"), "$DEAD").Replace
+			fmt.Fprintf(&out, "== %s\ncode: %s\nclause: %s\nremedy: %s\n\n", tc.name, f.Code, norm(f.Clause), norm(f.Remedy.String()))
+		})
+	}
+	if !t.Failed() {
+		golden(t, "failures", out.String())
+	}
+}
+
+// failingStore refuses every copy.
+type failingStore struct{}
+
+func (failingStore) Begin(context.Context, string, string) (Pending, error) {
+	return nil, errors.New("disk quota exceeded")
+}
+
+// panicStore panics at one step.
+type panicStore struct {
+	*MemoryStore
+	at string
+}
+
+func (s *panicStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	if s.at == "begin" {
+		panic("begin exploded")
+	}
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	return &panicPending{Pending: p, at: s.at}, err
+}
+
+type panicPending struct {
+	Pending
+	at string
+}
+
+func (p *panicPending) Write(b []byte) (int, error) {
+	if p.at == "write" {
+		panic("write exploded")
+	}
+	return p.Pending.Write(b)
+}
+
+func (p *panicPending) Commit() (string, error) {
+	if p.at == "commit" {
+		panic("commit exploded")
+	}
+	return p.Pending.Commit()
+}
+
+// markingStore marks the record under test never at one step, standing in
+// for a mark that lands concurrently.
+type markingStore struct {
+	*MemoryStore
+	e  *env
+	at string
+}
+
+func (s *markingStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	if s.at == "begin" {
+		s.e.reg.MarkNever(s.e.rec.URI, serverName)
+	}
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	return &markingPending{Pending: p, s: s}, err
+}
+
+type markingPending struct {
+	Pending
+	s *markingStore
+}
+
+func (p *markingPending) Commit() (string, error) {
+	path, err := p.Pending.Commit()
+	if p.s.at == "commit" {
+		p.s.e.reg.MarkNever(p.s.e.rec.URI, serverName)
+	}
+	return path, err
+}
+
+var _ refs.Remover = (*markingStore)(nil)

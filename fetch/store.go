@@ -1,0 +1,258 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Store is where fetched payloads go (F10, F22). A payload streams in
+// through a [Pending] and is never held whole in memory by the fetcher.
+// Implementations must be safe for concurrent use. A Store that also
+// implements [refs.Remover] lets the fetcher delete a copy it cannot keep
+// (F18, F20).
+type Store interface {
+	// Begin starts a copy to be stored under name, a host-generated file
+	// name ("<refId>.<ext>") with no path separator. mimeType is the
+	// observed type. The fetcher either commits or aborts the Pending.
+	Begin(ctx context.Context, name, mimeType string) (Pending, error)
+}
+
+// Pending is one copy being written. The fetcher calls Write with the
+// decoded bytes in order, then exactly one of Commit or Abort.
+type Pending interface {
+	io.Writer
+	// Commit makes the copy visible under its name and returns the path a
+	// host may show for it.
+	Commit() (path string, err error)
+	// Abort discards everything written; nothing may remain visible.
+	Abort() error
+}
+
+// ErrBadName is returned by a store for a name that is not a plain file
+// name.
+var ErrBadName = errors.New("fetch: not a plain storage name")
+
+// validName accepts a plain file name: 1 to 255 bytes of ASCII letters,
+// digits, '.', '_' and '-', not starting with '.'.
+func validName(name string) bool {
+	if name == "" || len(name) > 255 || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// SavedCopy is one copy a [MemoryStore] holds.
+type SavedCopy struct {
+	// Name is the storage name the fetcher chose.
+	Name string
+	// Path is the path Commit returned; for a MemoryStore it equals Name.
+	Path string
+	// MimeType is the observed type the copy was stored with.
+	MimeType string
+	// Bytes are the decoded octets.
+	Bytes []byte
+}
+
+// MemoryStore keeps copies in memory. It is meant for tests, examples and
+// conformance runs. Its zero value is ready to use, and it is safe for
+// concurrent use. It implements [refs.Remover].
+type MemoryStore struct {
+	mu    sync.Mutex
+	saves []SavedCopy
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+// Begin starts an in-memory copy.
+func (m *MemoryStore) Begin(_ context.Context, name, mimeType string) (Pending, error) {
+	if !validName(name) {
+		return nil, ErrBadName
+	}
+	return &memoryPending{m: m, name: name, mime: mimeType}, nil
+}
+
+// Saves returns the copies committed and not since removed, in commit
+// order. Committing a name again replaces the earlier copy, as a file
+// would be replaced. The returned slices are the caller's.
+func (m *MemoryStore) Saves() []SavedCopy {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]SavedCopy, len(m.saves))
+	for i, s := range m.saves {
+		s.Bytes = bytes.Clone(s.Bytes)
+		out[i] = s
+	}
+	return out
+}
+
+// Remove drops the copy at path. Removing a path the store does not hold
+// is not an error.
+func (m *MemoryStore) Remove(path string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, s := range m.saves {
+		if s.Path == path {
+			m.saves = append(m.saves[:i], m.saves[i+1:]...)
+			return nil
+		}
+	}
+	return nil
+}
+
+type memoryPending struct {
+	m    *MemoryStore
+	name string
+	mime string
+	buf  bytes.Buffer
+	done bool
+}
+
+func (p *memoryPending) Write(b []byte) (int, error) {
+	if p.done {
+		return 0, os.ErrClosed
+	}
+	return p.buf.Write(b)
+}
+
+func (p *memoryPending) Commit() (string, error) {
+	if p.done {
+		return "", os.ErrClosed
+	}
+	p.done = true
+	s := SavedCopy{Name: p.name, Path: p.name, MimeType: p.mime, Bytes: p.buf.Bytes()}
+	p.m.mu.Lock()
+	defer p.m.mu.Unlock()
+	for i := range p.m.saves {
+		if p.m.saves[i].Path == s.Path {
+			p.m.saves = append(p.m.saves[:i], p.m.saves[i+1:]...)
+			break
+		}
+	}
+	p.m.saves = append(p.m.saves, s)
+	return s.Path, nil
+}
+
+func (p *memoryPending) Abort() error {
+	p.done = true
+	p.buf = bytes.Buffer{}
+	return nil
+}
+
+// DirStore stores copies as files in one directory, through an [os.Root]
+// so no name can reach outside it (F22). Each copy is written under a
+// temporary name (".tmp-" and random hex) and renamed to its final name
+// only on Commit, after the fetcher's digest and ceiling checks passed; an
+// aborted copy is removed, so a failed fetch leaves no file behind.
+// Committing a name that exists replaces the file. DirStore is safe for
+// concurrent use and implements [refs.Remover].
+type DirStore struct {
+	dir  string
+	root *os.Root
+}
+
+// NewDirStore opens dir, which must exist, as a store.
+func NewDirStore(dir string) (*DirStore, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &DirStore{dir: abs, root: root}, nil
+}
+
+// Dir returns the store's directory as an absolute path.
+func (d *DirStore) Dir() string { return d.dir }
+
+// Close releases the directory. Pending copies must be finished first.
+func (d *DirStore) Close() error { return d.root.Close() }
+
+// Begin creates a temporary file for a copy to be named name.
+func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
+	if !validName(name) {
+		return nil, ErrBadName
+	}
+	var rnd [12]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	tmp := ".tmp-" + hex.EncodeToString(rnd[:])
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &dirPending{d: d, f: f, tmp: tmp, name: name}, nil
+}
+
+// Remove deletes the copy at path, which must be a file directly inside
+// the store's directory. A file already gone is not an error.
+func (d *DirStore) Remove(path string) error {
+	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
+		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
+	}
+	err := d.root.Remove(filepath.Base(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+type dirPending struct {
+	d    *DirStore
+	f    *os.File
+	tmp  string
+	name string
+	done bool
+}
+
+func (p *dirPending) Write(b []byte) (int, error) { return p.f.Write(b) }
+
+func (p *dirPending) Commit() (string, error) {
+	if p.done {
+		return "", os.ErrClosed
+	}
+	p.done = true
+	if err := p.f.Close(); err != nil {
+		_ = p.d.root.Remove(p.tmp)
+		return "", err
+	}
+	// os.Root gains Rename only after Go 1.24. Both names are plain file
+	// names this package generated and checked, so joining them to the
+	// root's directory cannot reach outside it.
+	final := filepath.Join(p.d.dir, p.name)
+	if err := os.Rename(filepath.Join(p.d.dir, p.tmp), final); err != nil {
+		_ = p.d.root.Remove(p.tmp)
+		return "", err
+	}
+	return final, nil
+}
+
+func (p *dirPending) Abort() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	cerr := p.f.Close()
+	rerr := p.d.root.Remove(p.tmp)
+	return errors.Join(cerr, rerr)
+}
