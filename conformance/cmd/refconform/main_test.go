@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/refconform")
+
+// TestToolsGolden pins what validate and render print for the inputs under
+// testdata/refconform: both are model- or author-facing text.
+func TestToolsGolden(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "refconform", "*.json"))
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs: %v", err)
+	}
+	for _, in := range inputs {
+		for _, cmd := range []string{"validate", "render"} {
+			name := strings.TrimSuffix(filepath.Base(in), ".json") + "." + cmd
+			t.Run(name, func(t *testing.T) {
+				var stdout, stderr strings.Builder
+				code := run([]string{cmd, in}, strings.NewReader(""), &stdout, &stderr)
+				got := stdout.String() + "exit " + string(rune('0'+code)) + "\n"
+				golden := filepath.Join("..", "..", "..", "testdata", "refconform", name+".golden")
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				if diff := cmp.Diff(string(want), got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", name, diff)
+				}
+			})
+		}
+	}
+}
+
+func TestValidateReadsStdin(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run([]string{"validate", "-"}, strings.NewReader(`{"type":"resource","uri":"u","sizeBytes":3.5}`), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "sizeBytes") {
+		t.Errorf("validate - : exit %d, output %q", code, stdout.String())
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"dance"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Errorf("unknown command exit %d, want 2", code)
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"identity"}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), `"maxViewChars"`) {
+		t.Errorf("identity: exit %d, %q", code, stdout.String())
+	}
+}
