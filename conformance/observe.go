@@ -259,17 +259,15 @@ func observeContent(ctx context.Context, in Input) (*Observation, error) {
 		after := views()
 		obs.After = &after
 	}
-	seen := map[string]bool{}
+	// One record per reference block, as the contract asks; two blocks
+	// naming one uri report the same record twice.
 	for _, b := range push.Blocks() {
 		if b.Kind != convert.KindReference {
 			continue
 		}
-		rec, ok := reg.ByURI(b.Testimony.URI)
-		if !ok || seen[rec.ID] {
-			continue
+		if rec, ok := reg.ByURI(b.Testimony.URI); ok {
+			obs.Records = append(obs.Records, recordObs(rec))
 		}
-		seen[rec.ID] = true
-		obs.Records = append(obs.Records, recordObs(rec))
 	}
 	return obs, nil
 }

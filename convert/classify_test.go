@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -175,4 +176,35 @@ func FuzzClassify(f *testing.F) {
 			t.Errorf("a field both present and rejected: %b %b", b.Testimony.Present, b.Testimony.Rejected)
 		}
 	})
+}
+
+// TestClassifyHostileInput pins "What bad input gets": every JSON value
+// where a block is expected yields a classification, never a panic.
+func TestClassifyHostileInput(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 20000) + `1` + strings.Repeat(`}`, 20000)
+	deepInside := `{"type":"resource","uri":"u","extension":` + strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000) + `}`
+	tests := []struct {
+		name, raw string
+		kind      Kind
+		reason    string
+	}{
+		{"deep", deep, KindInvalid, "nesting past the decoder's depth limit is not a block"},
+		{"deep-unknown-property", deepInside, KindReference, "P6 deep nesting inside an ignored property"},
+		{"bad-utf8-name", "{\"type\":\"resource\",\"uri\":\"u\",\"name\":\"a\xff\xfeb\"}", KindReference, "invalid UTF-8 decodes to U+FFFD"},
+		{"empty", ``, KindInvalid, "no bytes at all"},
+		{"string", `"resource"`, KindInvalid, "a string is not a block"},
+		{"bool", `true`, KindInvalid, "a boolean is not a block"},
+		{"type-number", `{"type":1}`, KindInvalid, "type must be a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if b := Classify(json.RawMessage(tt.raw)); b.Kind != tt.kind {
+				t.Errorf("kind = %q, want %q (%s)", b.Kind, tt.kind, tt.reason)
+			}
+		})
+	}
+	b := Classify(json.RawMessage("{\"type\":\"resource\",\"uri\":\"u\",\"name\":\"a\xffb\"}"))
+	if !utf8.ValidString(b.Testimony.Name) {
+		t.Errorf("a name with invalid UTF-8 came back invalid: %+q", b.Testimony.Name)
+	}
 }

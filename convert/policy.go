@@ -45,6 +45,13 @@ type Policy struct {
 	// without dialing (fetch.Fetcher.Refusal's clause), or "" when it
 	// would try. A stub then gives that reason instead of a fetch hint.
 	Refusal func(Entry) string
+	// Inline, if set, may show a verified payload in a push view in place
+	// of a reference's stub (S5, vector 3). It is asked only about an entry
+	// with a saved copy whose disposition is ref or absent and that no
+	// server marked never; it returns the block to show and true, or false
+	// to keep the stub. The block counts toward the view bound like any
+	// other. Text views (history, wake) always show the stub.
+	Inline func(Entry) (ModelBlock, bool)
 	// Now is the clock for expiry; nil means time.Now.
 	Now func() time.Time
 }

@@ -153,7 +153,8 @@ func (ct *Content) text() string {
 	for i := range ct.blocks {
 		parts[i] = ct.line(i)
 	}
-	return boundUTF16(strings.Join(parts, "\n"), ct.c.policy.ViewMax)
+	// No view ends with a newline: a trailing one belongs to no block.
+	return boundUTF16(strings.TrimRight(strings.Join(parts, "\n"), "\n"), ct.c.policy.ViewMax)
 }
 
 // History returns the content as a tool result's history text: each
@@ -190,7 +191,9 @@ func (ct *Content) Push() []ModelBlock {
 	used := 2 // the array's brackets
 	for i, b := range ct.blocks {
 		var mb ModelBlock
-		if b.Kind == KindInline && !b.Contradiction {
+		if blk, ok := ct.inlined(i); ok {
+			mb = blk
+		} else if b.Kind == KindInline && !b.Contradiction {
 			mb = ModelBlock{Type: b.Type, Data: b.Data, MimeType: b.MimeType}
 		} else if b.Kind == KindEmbedded && !ct.items[i].withheld && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" {
 			mb = ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: b.MimeType}
@@ -228,6 +231,20 @@ func (ct *Content) Push() []ModelBlock {
 		break
 	}
 	return out
+}
+
+// inlined asks the policy's Inline hook about block i, where S5 allows it.
+func (ct *Content) inlined(i int) (ModelBlock, bool) {
+	hook := ct.c.policy.Inline
+	b, it := ct.blocks[i], ct.items[i]
+	if hook == nil || b.Kind != KindReference || it.withheld {
+		return ModelBlock{}, false
+	}
+	e, ok := ct.c.reg.Entry(it.id)
+	if !ok || !e.Saved || e.Never || e.Testimony.Never() {
+		return ModelBlock{}, false
+	}
+	return hook(e)
 }
 
 // mediaType returns "image" or "audio" for an inline-capable media type.
