@@ -54,13 +54,12 @@ func CurrentIdentity() Identity {
 
 // Parsed is the observation of one block's reading.
 type Parsed struct {
-	Kind           string          `json:"kind"`
-	Testimony      TestimonyObs    `json:"testimony"`
-	RejectedFields []string        `json:"rejectedFields"`
-	SchemaValid    bool            `json:"schemaValid"`
-	SchemaError    string          `json:"schemaError,omitempty"`
-	Invalid        string          `json:"invalid,omitempty"`
-	raw            json.RawMessage `json:"-"`
+	Kind           string       `json:"kind"`
+	Testimony      TestimonyObs `json:"testimony"`
+	RejectedFields []string     `json:"rejectedFields"`
+	SchemaValid    bool         `json:"schemaValid"`
+	SchemaError    string       `json:"schemaError,omitempty"`
+	Invalid        string       `json:"invalid,omitempty"`
 }
 
 // TestimonyObs holds the present testimony keys only; a rejected field is

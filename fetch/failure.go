@@ -296,30 +296,31 @@ type Remedy struct {
 	upTo    int64
 }
 
-// TryLater: a later call may succeed.
+// TryLater is the remedy that says a later call may succeed.
 func TryLater() Remedy { return Remedy{kind: RemedyTryLater} }
 
-// TryLaterThenAsk: a later call may succeed; if the same failure repeats,
-// the host's operator can do task.
+// TryLaterThenAsk is the remedy that says a later call may succeed and,
+// if the same failure repeats, the host's operator can do task.
 func TryLaterThenAsk(task Task) Remedy { return Remedy{kind: RemedyTryLaterThenAsk, task: task} }
 
-// WaitForFreshReference: this reference will keep failing, but a new
-// reference to the same content may be fetchable.
+// WaitForFreshReference is the remedy that says this reference will keep
+// failing, but a new reference to the same content may be fetchable.
 func WaitForFreshReference() Remedy { return Remedy{kind: RemedyFreshReference} }
 
-// WaitForFreshReferenceThenAsk: as [WaitForFreshReference], and if a new
-// reference is refused too, the host's operator can do task.
+// WaitForFreshReferenceThenAsk is [WaitForFreshReference], adding that if a
+// new reference is refused too, the host's operator can do task.
 func WaitForFreshReferenceThenAsk(task Task) Remedy {
 	return Remedy{kind: RemedyFreshReferenceThenAsk, task: task}
 }
 
-// TryLaterThenWaitForFreshReference: a later call may succeed; if it fails
-// the same way, a new reference to the same content may be fetchable.
+// TryLaterThenWaitForFreshReference is the remedy that says a later call
+// may succeed and, if it fails the same way, a new reference to the same
+// content may be fetchable.
 func TryLaterThenWaitForFreshReference() Remedy {
 	return Remedy{kind: RemedyTryLaterThenFreshReference}
 }
 
-// PassLargerMaxBytes: a call passing a max bytes of at least atLeast, and
+// PassLargerMaxBytes is the remedy that says a call passing a max bytes of at least atLeast, and
 // at most upTo (what the host can still fetch from the server), may succeed.
 // An upTo below atLeast is raised to it; use [BudgetTooSmall] when the
 // budget cannot cover the payload.
@@ -330,11 +331,11 @@ func PassLargerMaxBytes(atLeast, upTo int64) Remedy {
 	return Remedy{kind: RemedyLargerMaxBytes, atLeast: atLeast, upTo: upTo}
 }
 
-// AskOperator: calling again will fail the same way until the host's
+// AskOperator is the remedy that says calling again will fail the same way until the host's
 // operator does task.
 func AskOperator(task Task) Remedy { return Remedy{kind: RemedyAskOperator, task: task} }
 
-// BudgetTooSmall: a larger max bytes would not help, since only left bytes
+// BudgetTooSmall is the remedy that says a larger max bytes would not help, since only left bytes
 // remain of the server's fetch budget; the host's operator can raise or
 // renew it (F15).
 func BudgetTooSmall(left int64) Remedy {
@@ -344,10 +345,11 @@ func BudgetTooSmall(left int64) Remedy {
 	return Remedy{kind: RemedyBudgetTooSmall, task: TaskRenewBudget, upTo: left}
 }
 
-// NothingWillChange: calling again will get the same answer.
+// NothingWillChange is the remedy that says calling again will get the
+// same answer.
 func NothingWillChange() Remedy { return Remedy{kind: RemedyNothing} }
 
-// HostCeilingHolds: the host's own ceiling stopped it, and no max bytes or
+// HostCeilingHolds is the remedy that says the host's own ceiling stopped it, and no max bytes or
 // call setting raises that ceiling.
 func HostCeilingHolds() Remedy { return Remedy{kind: RemedyHostCeiling} }
 

@@ -70,7 +70,6 @@ type failCase struct {
 	prep         func(*env)
 	store        func(*env) Store
 	req          Request
-	ctx          func(*env) context.Context
 	code         Code
 	sentinel     error
 	remedy       RemedyKind

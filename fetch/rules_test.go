@@ -314,8 +314,7 @@ func TestSavedCopy(t *testing.T) {
 // the copy is saved does not fail the fetch, and the registry names no
 // copy.
 func TestWithheldWithoutHook(t *testing.T) {
-	var e *env
-	e = newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
+	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
 		e.store = &markingStore{MemoryStore: e.mem, e: e, at: "commit"}
 	})
 	e.rec = e.ref(serverName, blk(""))
