@@ -218,8 +218,10 @@ func readFields(obj map[string]json.RawMessage, link bool) Testimony {
 }
 
 // decodeString decodes raw as a JSON string. It reports false for an
-// absent value, a non-string, or malformed JSON.
+// absent value, a non-string, or malformed JSON. Invalid UTF-8 decodes to
+// U+FFFD, one per bad byte, and is measured as such.
 func decodeString(raw json.RawMessage) (string, bool) {
+	raw = schemaTrim(raw)
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
@@ -262,96 +264,16 @@ func validDigest(d string) bool {
 
 // parseSize reads a sizeBytes value: a JSON number that is an integer (in
 // JSON Schema's sense, so 12.0 and 1.2e1 qualify) within 0…2^53−1. It
-// works on the number's text, so no value is ever rounded through a
-// float, and a huge exponent costs nothing.
+// shares the strict check's exact reading of the number's text, so no
+// value is rounded through a float and a huge exponent costs nothing.
 func parseSize(raw json.RawMessage) (int64, bool) {
-	digits, exp, neg, ok := splitNumber(raw)
-	if !ok {
+	lit := schemaTrim(raw)
+	if schemaKind(lit) != "number" {
 		return 0, false
 	}
-	// Drop leading zeros, then fold trailing zeros into the exponent.
-	for len(digits) > 0 && digits[0] == '0' {
-		digits = digits[1:]
-	}
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-		exp++
-	}
-	if len(digits) == 0 {
-		return 0, true // zero, whatever its sign or exponent
-	}
-	if neg || exp < 0 || len(digits)+exp > 16 {
+	n, class := schemaClassifySize(lit)
+	if class != schemaSizeOK {
 		return 0, false
 	}
-	var n int64
-	for _, c := range digits {
-		n = n*10 + int64(c-'0')
-	}
-	for i := 0; i < exp; i++ {
-		n *= 10
-	}
-	if n > MaxSizeBytes {
-		return 0, false
-	}
-	return n, true
-}
-
-// splitNumber parses the JSON number grammar, returning its significant
-// digits (integer and fraction parts joined) and the power of ten they are
-// scaled by. Exponents beyond ±1e6 are reported as not ok; no integer
-// within range needs one.
-func splitNumber(raw []byte) (digits []byte, exp int, neg bool, ok bool) {
-	i := 0
-	if i < len(raw) && raw[i] == '-' {
-		neg = true
-		i++
-	}
-	start := i
-	for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
-		i++
-	}
-	intPart := raw[start:i]
-	if len(intPart) == 0 || (len(intPart) > 1 && intPart[0] == '0') {
-		return nil, 0, false, false
-	}
-	digits = append(digits, intPart...)
-	if i < len(raw) && raw[i] == '.' {
-		i++
-		fs := i
-		for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
-			i++
-		}
-		if i == fs {
-			return nil, 0, false, false
-		}
-		digits = append(digits, raw[fs:i]...)
-		exp -= i - fs
-	}
-	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
-			eneg = raw[i] == '-'
-			i++
-		}
-		es := i
-		e := 0
-		for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
-			if e < 1_000_000 {
-				e = e*10 + int(raw[i]-'0')
-			}
-			i++
-		}
-		if i == es || e >= 1_000_000 {
-			return nil, 0, false, false
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if i != len(raw) {
-		return nil, 0, false, false
-	}
-	return digits, exp, neg, true
+	return int64(n), true
 }

@@ -9,16 +9,13 @@ import (
 )
 
 // Bounds of the RFC-005 §8 content-block schema.
+// The schema's bounds are the ones Classify applies (MaxURILen and its
+// neighbours); these name the size bound's forms for the exact reader.
 const (
-	schemaMaxURI       = 4096
-	schemaMaxMimeType  = 255
-	schemaMaxExpiresAt = 64
-	schemaMaxName      = 255
 	// schemaMaxSize is 2^53-1, the largest integer JSON readers agree on.
-	schemaMaxSize       uint64 = 9007199254740991
-	schemaMaxSizeDigits        = 16 // decimal digits in schemaMaxSize
-	schemaDigestPrefix         = "sha256:"
-	schemaDigestBody           = 43
+	schemaMaxSize uint64 = MaxSizeBytes
+	// schemaMaxSizeDigits is the number of decimal digits in schemaMaxSize.
+	schemaMaxSizeDigits = 16
 )
 
 // Constraint phrases carried by SchemaError.Constraint.
@@ -134,7 +131,7 @@ func (c *schemaChecker) block() {
 		c.fail("type", ruleRequired, "")
 		return
 	}
-	typ, isString := schemaString(raw)
+	typ, isString := decodeString(raw)
 	if !isString {
 		c.fail("type", ruleTypeEnum, schemaKind(raw))
 		return
@@ -163,7 +160,7 @@ func (c *schemaChecker) resource() {
 	if !c.has("uri") {
 		c.fail("uri", ruleRequired, "")
 	}
-	c.testimony(schemaMaxMimeType)
+	c.testimony(MaxMimeTypeLen)
 }
 
 // mediaReferenceOnly lists, in RFC order, the properties an image or audio block
@@ -203,7 +200,7 @@ func (c *schemaChecker) media() {
 	c.checkString("data", 0)
 	mimeBound := 0
 	if !dataForm {
-		mimeBound = schemaMaxMimeType
+		mimeBound = MaxMimeTypeLen
 	}
 	c.testimony(mimeBound)
 
@@ -219,12 +216,12 @@ func (c *schemaChecker) media() {
 // testimony checks the seven testimony properties that are present, in RFC
 // order. mimeBound is the mimeType length bound, 0 for none.
 func (c *schemaChecker) testimony(mimeBound int) {
-	c.checkString("uri", schemaMaxURI)
+	c.checkString("uri", MaxURILen)
 	c.checkString("mimeType", mimeBound)
 	c.checkSizeBytes()
 	c.checkDigest()
-	c.checkString("expiresAt", schemaMaxExpiresAt)
-	c.checkString("name", schemaMaxName)
+	c.checkString("expiresAt", MaxExpiresAtLen)
+	c.checkString("name", MaxNameLen)
 	c.checkDisposition()
 }
 
@@ -235,7 +232,7 @@ func (c *schemaChecker) checkString(prop string, max int) {
 	if !ok {
 		return
 	}
-	s, isString := schemaString(raw)
+	s, isString := decodeString(raw)
 	if !isString {
 		c.fail(prop, ruleString, schemaKind(raw))
 		return
@@ -258,7 +255,7 @@ func (c *schemaChecker) checkSizeBytes() {
 		c.fail("sizeBytes", ruleInteger, schemaKind(lit))
 		return
 	}
-	switch schemaClassifySize(lit) {
+	switch _, class := schemaClassifySize(lit); class {
 	case schemaSizeFraction:
 		c.fail("sizeBytes", ruleInteger, "number "+schemaClip(string(lit)))
 	case schemaSizeNegative:
@@ -273,12 +270,12 @@ func (c *schemaChecker) checkDigest() {
 	if !ok {
 		return
 	}
-	s, isString := schemaString(raw)
+	s, isString := decodeString(raw)
 	if !isString {
 		c.fail("digest", ruleString, schemaKind(raw))
 		return
 	}
-	if !schemaDigestMatches(s) {
+	if !validDigest(s) {
 		c.fail("digest", ruleDigest, schemaQuote(s))
 	}
 }
@@ -288,28 +285,13 @@ func (c *schemaChecker) checkDisposition() {
 	if !ok {
 		return
 	}
-	s, isString := schemaString(raw)
+	s, isString := decodeString(raw)
 	switch {
 	case !isString:
 		c.fail("disposition", ruleDisposition, schemaKind(raw))
 	case s != string(DispositionNever) && s != string(DispositionRef):
 		c.fail("disposition", ruleDisposition, schemaQuote(s))
 	}
-}
-
-// schemaDigestMatches reports whether s matches ^sha256:[A-Za-z0-9_-]{43}$.
-func schemaDigestMatches(s string) bool {
-	if len(s) != len(schemaDigestPrefix)+schemaDigestBody || s[:len(schemaDigestPrefix)] != schemaDigestPrefix {
-		return false
-	}
-	for i := len(schemaDigestPrefix); i < len(s); i++ {
-		switch b := s[i]; {
-		case 'A' <= b && b <= 'Z', 'a' <= b && b <= 'z', '0' <= b && b <= '9', b == '_', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // schemaSizeClass is the exact verdict on a sizeBytes number literal.
@@ -325,7 +307,7 @@ const (
 // schemaClassifySize classifies a JSON number literal exactly, without rounding
 // through float64 and without materializing huge exponents: 1e2 and 12.0
 // are integers, 1e-400 is not, and 1e999999999 is too large.
-func schemaClassifySize(lit []byte) schemaSizeClass {
+func schemaClassifySize(lit []byte) (uint64, schemaSizeClass) {
 	i := 0
 	negative := false
 	if i < len(lit) && lit[i] == '-' {
@@ -370,7 +352,7 @@ func schemaClassifySize(lit []byte) schemaSizeClass {
 		}
 	}
 	if i != len(lit) || len(intPart) == 0 {
-		return schemaSizeFraction // not a well-formed number; json.Valid prevents this
+		return 0, schemaSizeFraction // not a well-formed number; json.Valid prevents this
 	}
 
 	// The value is digits × 10^exp, with digits free of leading and
@@ -381,7 +363,7 @@ func schemaClassifySize(lit []byte) schemaSizeClass {
 	exp -= int64(len(fracPart))
 	digits = bytes.TrimLeft(digits, "0")
 	if len(digits) == 0 {
-		return schemaSizeOK // zero, including -0 and 0e5
+		return 0, schemaSizeOK // zero, including -0 and 0e5
 	}
 	for len(digits) > 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
@@ -390,13 +372,13 @@ func schemaClassifySize(lit []byte) schemaSizeClass {
 	if exp < 0 {
 		// digits does not end in 0, so no negative power of ten
 		// leaves it whole.
-		return schemaSizeFraction
+		return 0, schemaSizeFraction
 	}
 	if negative {
-		return schemaSizeNegative
+		return 0, schemaSizeNegative
 	}
 	if int64(len(digits))+exp > schemaMaxSizeDigits {
-		return schemaSizeTooLarge
+		return 0, schemaSizeTooLarge
 	}
 	var n uint64
 	for _, d := range digits {
@@ -406,9 +388,9 @@ func schemaClassifySize(lit []byte) schemaSizeClass {
 		n *= 10
 	}
 	if n > schemaMaxSize {
-		return schemaSizeTooLarge
+		return 0, schemaSizeTooLarge
 	}
-	return schemaSizeOK
+	return n, schemaSizeOK
 }
 
 func schemaIsDigit(b byte) bool { return '0' <= b && b <= '9' }
@@ -437,20 +419,6 @@ func schemaKind(raw []byte) string {
 		return "null"
 	}
 	return "number"
-}
-
-// schemaString decodes raw when it is a JSON string. Invalid UTF-8 decodes to
-// U+FFFD, one per bad byte, and is measured as such.
-func schemaString(raw []byte) (string, bool) {
-	raw = schemaTrim(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
 }
 
 // schemaClipLength bounds the descriptions kept in SchemaError.Value.

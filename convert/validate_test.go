@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcplrefs/refcore/internal/vectors"
 )
 
 const vGoodDigest = "sha256:uM7OLD5sO8G3SeWw3LirIreZM71523d9_qXxkn8ewpM"
@@ -363,135 +364,40 @@ func TestValidateDeepNesting(t *testing.T) {
 	}
 }
 
-// vVectorFile is the RFC-005 conformance corpus, as much of it as this test
-// reads.
-type vVectorFile struct {
-	Cases []struct {
-		ID          string            `json:"id"`
-		Blocks      []json.RawMessage `json:"blocks"`
-		SchemaValid []bool            `json:"schemaValid"`
-	} `json:"cases"`
-}
-
-// vVectorOrigin replaces "$ORIGIN" in vector strings.
-const vVectorOrigin = "http://127.0.0.1:9"
-
-// expandVectorValue applies the corpus's fixture expansion to a value
-// decoded with UseNumber: {"$repeat": s, "count": n} becomes s repeated n
-// times, and "$ORIGIN" in any string becomes vVectorOrigin.
-func expandVectorValue(v any) (any, error) {
-	switch v := v.(type) {
-	case string:
-		return strings.ReplaceAll(v, "$ORIGIN", vVectorOrigin), nil
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			x, err := expandVectorValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = x
-		}
-		return out, nil
-	case map[string]any:
-		if s, ok := v["$repeat"].(string); ok {
-			n, ok := v["count"].(json.Number)
-			if !ok {
-				return nil, fmt.Errorf("$repeat without a numeric count: %v", v)
-			}
-			count, err := n.Int64()
-			if err != nil || count < 0 {
-				return nil, fmt.Errorf("bad $repeat count %v", n)
-			}
-			return strings.Repeat(s, int(count)), nil
-		}
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			x, err := expandVectorValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = x
-		}
-		return out, nil
-	}
-	return v, nil
-}
-
-// vExpandBlock expands one raw vector block into the JSON a server would
-// send. Numbers keep their exact literals.
-func vExpandBlock(raw json.RawMessage) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	x, err := expandVectorValue(v)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(x)
-}
-
-func vLoadVectors(t testing.TB) vVectorFile {
+// vLoadVectors loads the bundled RFC-005 vectors with every block already
+// expanded the way the conformance runner expands them.
+func vLoadVectors(t testing.TB) []vectors.Case {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "rfc005-bulk-reference-vectors.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vf vVectorFile
-	if err := json.Unmarshal(data, &vf); err != nil {
+	vf, err := vectors.Parse(data)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return vf
+	out := make([]vectors.Case, len(vf.Cases))
+	for i, c := range vf.Cases {
+		if out[i], err = c.Expand("http://127.0.0.1:9"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 func TestValidateRFCVectors(t *testing.T) {
-	vf := vLoadVectors(t)
-	if len(vf.Cases) == 0 {
-		t.Fatal("no cases in the vector file")
-	}
 	checked := 0
-	for _, c := range vf.Cases {
-		if len(c.Blocks) != len(c.SchemaValid) {
-			t.Errorf("%s: %d blocks but %d schemaValid entries", c.ID, len(c.Blocks), len(c.SchemaValid))
-			continue
-		}
-		for i, raw := range c.Blocks {
-			block, err := vExpandBlock(raw)
-			if err != nil {
-				t.Errorf("%s block %d: expand: %v", c.ID, i, err)
-				continue
-			}
-			err = Validate(block)
+	cases := vLoadVectors(t)
+	for _, c := range cases {
+		for i, block := range c.Blocks {
+			err := Validate(block)
 			if got := err == nil; got != c.SchemaValid[i] {
 				t.Errorf("%s block %d: Validate valid=%v (err %v), want schemaValid=%v", c.ID, i, got, err, c.SchemaValid[i])
 			}
 			checked++
 		}
 	}
-	t.Logf("checked %d blocks in %d cases", checked, len(vf.Cases))
-}
-
-func TestValidateExpandVectorValue(t *testing.T) {
-	in := map[string]any{
-		"uri":  "$ORIGIN/p?$ORIGIN",
-		"name": map[string]any{"$repeat": "ab", "count": json.Number("3")},
-		"list": []any{"$ORIGIN", json.Number("1")},
-	}
-	want := map[string]any{
-		"uri":  vVectorOrigin + "/p?" + vVectorOrigin,
-		"name": "ababab",
-		"list": []any{vVectorOrigin, json.Number("1")},
-	}
-	got, err := expandVectorValue(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("expandVectorValue mismatch (-want +got):\n%s", diff)
-	}
+	t.Logf("checked %d blocks in %d cases", checked, len(cases))
 }
 
 func FuzzValidate(f *testing.F) {
@@ -500,10 +406,9 @@ func FuzzValidate(f *testing.F) {
 			f.Add([]byte(tc.in))
 		}
 	}
-	vf := vLoadVectors(f)
-	for _, c := range vf.Cases {
-		for _, raw := range c.Blocks {
-			if block, err := vExpandBlock(raw); err == nil && len(block) <= 8192 {
+	for _, c := range vLoadVectors(f) {
+		for _, block := range c.Blocks {
+			if len(block) <= 8192 {
 				f.Add([]byte(block))
 			}
 		}

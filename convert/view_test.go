@@ -2,22 +2,18 @@ package convert_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/mcplrefs/refcore/internal/golden"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/convert")
 
 // fixedNow is the clock every golden view is rendered at.
 var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -123,20 +119,5 @@ func TestViewsGolden(t *testing.T) {
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./convert -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, got)
 }

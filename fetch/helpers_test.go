@@ -4,25 +4,23 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	goldenfile "github.com/mcplrefs/refcore/internal/golden"
+
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	serverName = "fixture"
@@ -197,20 +195,7 @@ func failureOf(t *testing.T, err error, sentinel error) *Failure {
 // golden compares got with testdata/fetch/<name>.golden.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "fetch", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./fetch -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file; run go test ./fetch -update and review the diff\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	goldenfile.Check(t, filepath.Join("..", "testdata", "fetch", name+".golden"), got)
 }
 
 // body returns a handler that serves b with an optional content type.

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/mcplrefs/refcore/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/refconform")
 
 // TestToolsGolden pins what validate and render print for the inputs under
 // testdata/refconform: both are model- or author-facing text.
@@ -26,20 +22,7 @@ func TestToolsGolden(t *testing.T) {
 				var stdout, stderr strings.Builder
 				code := run([]string{cmd, in}, strings.NewReader(""), &stdout, &stderr)
 				got := stdout.String() + "exit " + string(rune('0'+code)) + "\n"
-				golden := filepath.Join("..", "..", "..", "testdata", "refconform", name+".golden")
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), got); diff != "" {
-					t.Errorf("%s (-want +got):\n%s", name, diff)
-				}
+				golden.Check(t, filepath.Join("..", "..", "..", "testdata", "refconform", name+".golden"), got)
 			})
 		}
 	}
