@@ -494,7 +494,7 @@ func TestWhoseWordCounts(t *testing.T) {
 		},
 		{
 			name:        "server-first-word-replaces-serverless",
-			reason:      "a server's first word for a record only serverless content named replaces its testimony (R6)",
+			reason:      "R6: once a server speaks for a record that only serverless content had named, that server's testimony takes over",
 			steps:       []convert.Registration{from("", named(u, "relay-said")), from("s1", named(u, "server-said"))},
 			want:        named(u, "server-said"),
 			wantServers: []string{"s1"},
