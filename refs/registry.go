@@ -14,6 +14,9 @@ import (
 	"github.com/mcplrefs/refcore/internal/uriform"
 )
 
+// A Registry is the record store convert's views register in.
+var _ convert.Registrar = (*Registry)(nil)
+
 // DefaultCapacity is the record bound a zero [Config] gets.
 const DefaultCapacity = 2000
 

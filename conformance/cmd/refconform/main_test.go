@@ -49,3 +49,18 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("identity: exit %d, %q", code, stdout.String())
 	}
 }
+
+// TestRunPrintsVerdicts runs the main job on two cases through the command
+// itself: a PASS line each and the closing summary line.
+func TestRunPrintsVerdicts(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run([]string{"run", "-only", "01-never,10-stream-ceiling"}, strings.NewReader(""), &stdout, &stderr)
+	want := "PASS 01-never\nPASS 10-stream-ceiling\n2 passed, 0 failed\n"
+	if code != 0 || stdout.String() != want {
+		t.Errorf("run: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout.String(), stderr.String(), want)
+	}
+	stdout.Reset()
+	if code := run([]string{"run", "-vectors", "no-such-file.json"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Errorf("run on a missing vectors file: exit %d, want 2", code)
+	}
+}
