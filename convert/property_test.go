@@ -85,12 +85,27 @@ func TestViewsNeverLeak(t *testing.T) {
 // a stub's size past its bound, and a whole view stays under the bound.
 func TestViewBound(t *testing.T) {
 	c := convert.New(newRegistry(), convert.Policy{ViewMax: 2000})
-	short := c.Ingest(raws(`{"type":"resource","uri":"u1","name":"`+strings.Repeat("a", 200)+`","sizeBytes":12}`), convert.Source{Server: "s"})
-	long := c.Ingest(raws(`{"type":"resource","uri":"u2","name":"`+strings.Repeat("a", 1<<20)+`","sizeBytes":9007199254740991}`), convert.Source{Server: "s", Tool: strings.Repeat("t", 1<<16)})
-	if got := len(long.History()); got > convert.DefaultStubMax*4 {
-		t.Errorf("a megabyte name grew the stub to %d bytes", got)
+	stubLen := func(name string, size string, uri string) int {
+		ct := c.Ingest(raws(`{"type":"resource","uri":"`+uri+`","name":"`+name+`","mimeType":"audio/wav","sizeBytes":`+size+`}`),
+			convert.Source{Server: "s", Tool: "t"})
+		return len(ct.History())
 	}
-	_ = short
+	// Past the display bound, a name's length no longer shows: 161 and 255
+	// code points (schema-valid, truncated) give one size, and 256 and a
+	// mebibyte (rejected as a field, P3) give another, no larger.
+	valid := []int{stubLen(strings.Repeat("a", 161), "12", "u1"), stubLen(strings.Repeat("a", 255), "12", "u2")}
+	rejected := []int{stubLen(strings.Repeat("a", 256), "12", "u3"), stubLen(strings.Repeat("a", 1<<20), "12", "u4")}
+	if valid[0] != valid[1] || rejected[0] != rejected[1] || rejected[0] > valid[0] {
+		t.Errorf("vector 17: stub sizes vary with the name's length: truncated %v, rejected %v", valid, rejected)
+	}
+	// The claimed size shows in a few characters whatever its value (vector 8).
+	if small, huge := stubLen("n", "0", "u5"), stubLen("n", "9007199254740991", "u6"); huge-small > 2 || small-huge > 2 {
+		t.Errorf("vector 8: stub size moved with sizeBytes: %d vs %d", small, huge)
+	}
+	long := c.Ingest(raws(`{"type":"resource","uri":"u7","sizeBytes":12}`), convert.Source{Server: strings.Repeat("s", 1<<16), Tool: strings.Repeat("t", 1<<16)})
+	if got := len(long.History()); got > convert.DefaultStubMax*4 {
+		t.Errorf("provenance inputs grew the stub to %d bytes", got)
+	}
 	var many []string
 	for i := 0; i < 500; i++ {
 		many = append(many, fmt.Sprintf(`{"type":"text","text":"%s"}`, strings.Repeat("\\u0001<&>", 10)))
