@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,33 @@ func TestRunPrintsVerdicts(t *testing.T) {
 	stdout.Reset()
 	if code := run([]string{"run", "-vectors", "no-such-file.json"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
 		t.Errorf("run on a missing vectors file: exit %d, want 2", code)
+	}
+}
+
+// TestObserveIgnoresUnknownKeys pins the contract's leniency: observe reads
+// only what it needs from a case, so a checker's own expectation keys and
+// fixture options pass through without an error.
+func TestObserveIgnoresUnknownKeys(t *testing.T) {
+	in := `{"case": {"id": "x", "operation": "render", "futureFlag": [1, 2],
+		"blocks": [{"type": "resource", "uri": "http://127.0.0.1:1/p", "name": "a.wav", "sizeBytes": 12, "disposition": "never"}],
+		"schemaValid": [true], "expect": {"somethingNew": true}},
+		"origin": "http://127.0.0.1:1", "token": "fixture-secret", "checkerOption": "x"}`
+	var stdout, stderr strings.Builder
+	if code := run([]string{"observe"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("observe: exit %d, stderr %q", code, stderr.String())
+	}
+	var obs struct {
+		Parsed []struct{ Kind string }
+		Before map[string]any
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &obs); err != nil {
+		t.Fatal(err)
+	}
+	views, _ := json.Marshal(obs.Before)
+	if len(obs.Parsed) != 1 || obs.Parsed[0].Kind != "reference" || strings.Contains(string(views), "127.0.0.1:1/p") {
+		t.Errorf("observe output lacks the reading or its views leak the uri: %s", stdout.String())
+	}
+	if code := run([]string{"observe"}, strings.NewReader(`{"case": 5}`), &stdout, &stderr); code != 2 {
+		t.Errorf("observe on bad input: exit %d, want 2", code)
 	}
 }
