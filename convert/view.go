@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcplrefs/refcore/label"
 )
 
 // Converter turns server content into what a model may see. It registers
@@ -194,9 +196,9 @@ func (ct *Content) Push() []ModelBlock {
 		if blk, ok := ct.inlined(i); ok {
 			mb = blk
 		} else if b.Kind == KindInline && !b.Contradiction {
-			mb = ModelBlock{Type: b.Type, Data: b.Data, MimeType: b.MimeType}
+			mb = ModelBlock{Type: b.Type, Data: b.Data, MimeType: label.MediaType(b.MimeType)}
 		} else if b.Kind == KindEmbedded && !ct.items[i].withheld && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" {
-			mb = ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: b.MimeType}
+			mb = ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: label.MediaType(b.MimeType)}
 		} else {
 			mb = ModelBlock{Type: "text", Text: ct.line(i)}
 		}
