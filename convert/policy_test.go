@@ -85,3 +85,14 @@ func TestInlinePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestInlineMediaTypeLabelled pins L1 on the push view: an inline block's
+// media type is a label like any other server string.
+func TestInlineMediaTypeLabelled(t *testing.T) {
+	c := convert.New(refs.New(refs.Config{}), convert.Policy{})
+	ct := c.Ingest(raws(`{"type":"image","data":"aW1n","mimeType":" Image/PNG\u202e\u0007"}`), convert.Source{Server: "s", Lane: convert.LanePush})
+	blocks := ct.Push()
+	if len(blocks) != 1 || blocks[0].MimeType != "image/png" {
+		t.Errorf("L1: inline media type reached the push view as %+q, want \"image/png\"", blocks[0].MimeType)
+	}
+}
