@@ -411,13 +411,19 @@ func TestFailures(t *testing.T) {
 			}
 			e.assertNoSecrets(hidden...)
 			logs := e.logs.String()
-			if n := strings.Count(logs, "reference not fetched"); n != 1 {
-				t.Errorf("%d failure lines logged, want 1:\n%s", n, logs)
+			var failLines []map[string]any
+			for _, l := range e.logs.Lines(t) {
+				if l["msg"] == "fetch: reference not fetched" {
+					failLines = append(failLines, l)
+				}
 			}
-			if !strings.Contains(logs, "ref="+e.rec.ID) || !strings.Contains(logs, "code="+string(tc.code)) {
-				t.Errorf("failure line lacks the ref id or code:\n%s", logs)
+			if len(failLines) != 1 {
+				t.Fatalf("%d failure lines logged, want 1:\n%s", len(failLines), logs)
 			}
-			if tc.code == CodeStorage && !strings.Contains(logs, "why=") {
+			if l := failLines[0]; l["ref"] != e.rec.ID || l["code"] != string(tc.code) || l["clause"] != f.Clause {
+				t.Errorf("failure line lacks the ref id, code or clause:\n%s", logs)
+			}
+			if why, _ := failLines[0]["why"].(string); tc.code == CodeStorage && why == "" {
 				t.Errorf("storage failure line does not say why:\n%s", logs)
 			}
 			if tc.refusal {

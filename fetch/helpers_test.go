@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mcplrefs/refcore/internal/logtest"
 
 	goldenfile "github.com/mcplrefs/refcore/internal/golden"
 
@@ -26,24 +27,6 @@ const (
 	serverName = "fixture"
 	token      = "fixture-secret-token"
 )
-
-// syncBuffer is a log sink that goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // env is one fetcher against one loopback server, with a registry, a
 // memory store and captured logs.
@@ -58,7 +41,7 @@ type env struct {
 	store    Store
 	mem      *MemoryStore
 	f        *Fetcher
-	logs     *syncBuffer
+	logs     *logtest.Buffer
 	cfg      Config
 	extra    map[string]Server
 	rec      refs.Record // the record under test, for handlers
@@ -69,7 +52,7 @@ type env struct {
 // (Logger, and Withhold when hook is set, are filled in).
 func newEnv(t *testing.T, h http.HandlerFunc, mods ...func(*env)) *env {
 	t.Helper()
-	e := &env{t: t, handler: h, logs: &syncBuffer{}, extra: map[string]Server{}}
+	e := &env{t: t, handler: h, logs: &logtest.Buffer{}, extra: map[string]Server{}}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.requests.Add(1)
 		e.mu.Lock()
@@ -85,7 +68,7 @@ func newEnv(t *testing.T, h http.HandlerFunc, mods ...func(*env)) *env {
 	for _, m := range mods {
 		m(e)
 	}
-	e.cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.cfg.Logger = e.logs.Logger()
 	e.f = New(e.reg, ServersFunc(e.server), e.store, e.cfg)
 	return e
 }

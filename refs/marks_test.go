@@ -1,15 +1,14 @@
 package refs_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcplrefs/refcore/internal/logtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,43 +19,6 @@ import (
 // secretURI carries a bearer credential in its query; it must never reach
 // a log line (O1).
 const secretURI = "https://files.example/take.wav?token=secret"
-
-// logCapture collects operator lines as JSON objects.
-type logCapture struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (c *logCapture) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(p)
-}
-
-func (c *logCapture) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(c, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-func (c *logCapture) text() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
-}
-
-// lines returns every logged line, decoded.
-func (c *logCapture) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(c.text()))
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // withAttr returns the lines whose attribute key equals value.
 func withAttr(lines []map[string]any, key, value string) []map[string]any {
@@ -220,8 +182,8 @@ func TestMarks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logCapture
-			g := refs.New(refs.Config{Logger: logs.logger()})
+			var logs logtest.Buffer
+			g := refs.New(refs.Config{Logger: logs.Logger()})
 			e := tt.steps(g)
 			if e.Never != tt.wantNever {
 				t.Errorf("N1: entry Never = %t, want %t (%s)", e.Never, tt.wantNever, tt.reason)
@@ -241,8 +203,8 @@ func TestMarks(t *testing.T) {
 			if g.Len() != 1 {
 				t.Errorf("N1/R2: Len = %d, want one record", g.Len())
 			}
-			if strings.Contains(logs.text(), "secret") {
-				t.Errorf("O1/N5: a log line carries the uri's query:\n%s", logs.text())
+			if strings.Contains(logs.String(), "secret") {
+				t.Errorf("O1/N5: a log line carries the uri's query:\n%s", logs.String())
 			}
 		})
 	}
@@ -319,8 +281,8 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logCapture
-			cfg := refs.Config{Logger: logs.logger()}
+			var logs logtest.Buffer
+			cfg := refs.Config{Logger: logs.Logger()}
 			if tt.remover != nil {
 				cfg.Remover = tt.remover
 			}
@@ -349,7 +311,7 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 				}
 			}
 
-			lines := logs.lines(t)
+			lines := logs.Lines(t)
 			markLines := withAttr(lines, "ref", id)
 			markLines = withAttrPresent(markLines, "server")
 			wantMarkLines := 0
@@ -357,7 +319,7 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 				wantMarkLines = 1
 			}
 			if len(markLines) != wantMarkLines {
-				t.Errorf("N5: %d log lines name the marking server, want %d (%s):\n%s", len(markLines), wantMarkLines, tt.reason, logs.text())
+				t.Errorf("N5: %d log lines name the marking server, want %d (%s):\n%s", len(markLines), wantMarkLines, tt.reason, logs.String())
 			}
 			for _, l := range markLines {
 				if l["server"] != "vst" {
@@ -366,10 +328,10 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			}
 			pathLines := withAttr(withAttr(lines, "ref", id), "path", path)
 			if got := len(pathLines) > 0; got != tt.wantPathLog {
-				t.Errorf("N3: a log line names the copy's path = %t, want %t (%s):\n%s", got, tt.wantPathLog, tt.reason, logs.text())
+				t.Errorf("N3: a log line names the copy's path = %t, want %t (%s):\n%s", got, tt.wantPathLog, tt.reason, logs.String())
 			}
-			if strings.Contains(logs.text(), "secret") {
-				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.text())
+			if strings.Contains(logs.String(), "secret") {
+				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.String())
 			}
 			if marked {
 				if err := g.Save(id, refs.Saved{Path: "store/again.wav"}); !errors.Is(err, refs.ErrMarked) {
@@ -391,14 +353,14 @@ func withAttrPresent(lines []map[string]any, key string) []map[string]any {
 }
 
 func TestMarkLogNamesBoundServers(t *testing.T) {
-	var logs logCapture
-	g := refs.New(refs.Config{Logger: logs.logger()})
+	var logs logtest.Buffer
+	g := refs.New(refs.Config{Logger: logs.Logger()})
 	g.Register(from("", plain(secretURI)))
 	g.Register(from("mail", plain(secretURI)))
 	e := g.Register(never("vst", plain(secretURI)))
-	lines := withAttrPresent(withAttr(logs.lines(t), "ref", e.ID), "server")
+	lines := withAttrPresent(withAttr(logs.Lines(t), "ref", e.ID), "server")
 	if len(lines) != 1 {
-		t.Fatalf("N5: %d mark lines, want 1:\n%s", len(lines), logs.text())
+		t.Fatalf("N5: %d mark lines, want 1:\n%s", len(lines), logs.String())
 	}
 	all, _ := json.Marshal(lines[0])
 	for _, s := range []string{"vst", "mail"} {
@@ -406,8 +368,8 @@ func TestMarkLogNamesBoundServers(t *testing.T) {
 			t.Errorf("N5: the mark line does not name bound server %q: %s", s, all)
 		}
 	}
-	if strings.Contains(logs.text(), "secret") || strings.Contains(logs.text(), "take.wav") {
-		t.Errorf("O1: a log line carries the uri:\n%s", logs.text())
+	if strings.Contains(logs.String(), "secret") || strings.Contains(logs.String(), "take.wav") {
+		t.Errorf("O1: a log line carries the uri:\n%s", logs.String())
 	}
 }
 
@@ -438,8 +400,8 @@ func TestMarkSurvivesEviction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logCapture
-			g := refs.New(refs.Config{Capacity: 2, Logger: logs.logger()})
+			var logs logtest.Buffer
+			g := refs.New(refs.Config{Capacity: 2, Logger: logs.Logger()})
 			tt.mark(g)
 			old, _ := g.ByURI(secretURI)
 			g.Register(from("vst", plain(uriN(1))))
@@ -463,8 +425,8 @@ func TestMarkSurvivesEviction(t *testing.T) {
 			if err := g.Save(e.ID, refs.Saved{Path: "store/x.wav"}); !errors.Is(err, refs.ErrMarked) {
 				t.Errorf("N7/F18: Save on the new record = %v, want ErrMarked (%s)", err, tt.reason)
 			}
-			if strings.Contains(logs.text(), "secret") {
-				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.text())
+			if strings.Contains(logs.String(), "secret") {
+				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.String())
 			}
 		})
 	}
