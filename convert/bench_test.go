@@ -1,0 +1,78 @@
+package convert_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// hundredBlocks is a 100-block tool result: text, references of every
+// disposition, and small inline images.
+func hundredBlocks() []json.RawMessage {
+	out := make([]json.RawMessage, 0, 100)
+	for i := 0; len(out) < 100; i++ {
+		out = append(out,
+			json.RawMessage(fmt.Sprintf(`{"type":"text","text":"step %d finished in %d ms"}`, i, 10*i)),
+			json.RawMessage(fmt.Sprintf(`{"type":"resource","uri":"https://render.example/out/%d.wav?sig=abc%d","mimeType":"audio/wav","sizeBytes":%d,"name":"take-%d.wav","disposition":"never"}`, i, i, 4233704+i, i)),
+			json.RawMessage(fmt.Sprintf(`{"type":"image","uri":"https://render.example/out/%d.png","mimeType":"image/png","sizeBytes":%d,"disposition":"ref"}`, i, 1000+i)),
+			json.RawMessage(`{"type":"image","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==","mimeType":"image/png"}`),
+		)
+	}
+	return out[:100]
+}
+
+// BenchmarkRender measures turning content into history text (bench
+// README, convert row): a 100-block result, and one block whose name is a
+// mebibyte. It reports the output size, which for the megabyte name must
+// equal a normal stub's, and, for comparison, the cost of decoding the
+// same JSON alone.
+func BenchmarkRender(b *testing.B) {
+	huge := []json.RawMessage{json.RawMessage(`{"type":"resource","uri":"https://render.example/n","name":"` +
+		strings.Repeat("x", 1<<20) + `","mimeType":"audio/wav","sizeBytes":12,"disposition":"never"}`)}
+	normal := []json.RawMessage{json.RawMessage(`{"type":"resource","uri":"https://render.example/n","mimeType":"audio/wav","sizeBytes":12,"disposition":"never"}`)}
+	for _, bc := range []struct {
+		name   string
+		blocks []json.RawMessage
+	}{{"100blocks", hundredBlocks()}, {"1MiBname", huge}, {"stub", normal}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var size int
+			for _, r := range bc.blocks {
+				size += len(r)
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			c := convert.New(refs.New(refs.Config{}), convert.Policy{})
+			var out string
+			for i := 0; i < b.N; i++ {
+				out = c.Ingest(bc.blocks, convert.Source{Server: "vst", Tool: "vst_render"}).History()
+			}
+			b.ReportMetric(float64(len(out)), "out-bytes")
+		})
+		b.Run(bc.name+"/decode-only", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, r := range bc.blocks {
+					var m map[string]json.RawMessage
+					if err := json.Unmarshal(r, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMegabyteNameStubSize pins the bench README's convert target as a
+// test: a mebibyte name yields exactly the stub an absent name does.
+func TestMegabyteNameStubSize(t *testing.T) {
+	c := convert.New(refs.New(refs.Config{}), convert.Policy{})
+	huge := c.Ingest(raws(`{"type":"resource","uri":"u1","name":"`+strings.Repeat("x", 1<<20)+`","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
+	plain := c.Ingest(raws(`{"type":"resource","uri":"u2","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
+	if len(huge) != len(plain) {
+		t.Errorf("vector 17: a 1 MiB name gives a %d-byte stub, an absent name %d", len(huge), len(plain))
+	}
+}
