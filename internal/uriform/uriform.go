@@ -15,12 +15,70 @@ import (
 // Canonical is idempotent: where a rewritten form would itself rewrite to
 // something else (an edge of URL parsing), the trimmed text is the key.
 func Canonical(s string) string {
+	if plainCanonical(s) {
+		return s
+	}
+	return slowCanonical(s)
+}
+
+// slowCanonical is Canonical without the fast path.
+func slowCanonical(s string) string {
 	s = strings.TrimFunc(s, invisibleOrSpace)
 	c := rewrite(s)
 	if c != s && rewrite(c) != c {
 		return s
 	}
 	return c
+}
+
+// plainCanonical reports, without parsing, whether s is an http or https
+// URL already in canonical form: a lower-case scheme and host, no default
+// port, no escapes, and only characters that parse and print unchanged.
+// Most uris a host sees take this path, which allocates nothing.
+func plainCanonical(s string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "https://"):
+		rest = s[len("https://"):]
+		if hostEnds(rest, ":443") {
+			return false
+		}
+	case strings.HasPrefix(s, "http://"):
+		rest = s[len("http://"):]
+		if hostEnds(rest, ":80") {
+			return false
+		}
+	default:
+		return false
+	}
+	hostDone := false
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !hostDone {
+			switch {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '.', c == '-', c == ':' && i > 0:
+				continue
+			case c == '/' && i > 0:
+				hostDone = true
+				continue
+			}
+			return false
+		}
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~/?=&", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return hostDone
+}
+
+// hostEnds reports whether the authority at the start of rest ends with
+// the port suffix.
+func hostEnds(rest, port string) bool {
+	host, _, _ := strings.Cut(rest, "/")
+	return strings.HasSuffix(host, port)
 }
 
 // rewrite does one pass of the canonical rewriting on trimmed text.

@@ -41,3 +41,26 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainCanonical: the fast path agrees with the full rewrite wherever
+// it answers.
+func FuzzPlainCanonical(f *testing.F) {
+	for _, s := range []string{"https://a.example/p?q=1&r=2", "http://a:80/", "https://a.example:443/x", "http://h/~a/b.c-d_e", "https://h/?", "http://h//x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if plainCanonical(s) && slowCanonical(s) != s {
+			t.Errorf("fast path kept %+q, the rewrite gives %+q", s, slowCanonical(s))
+		}
+	})
+}
+
+func TestPlainCanonicalAllocs(t *testing.T) {
+	const u = "https://render.example/out/12.wav?sig=abc12"
+	if !plainCanonical(u) {
+		t.Fatal("a plain https uri missed the fast path")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Canonical(u) }); n != 0 {
+		t.Errorf("Canonical of a plain uri allocated %v times", n)
+	}
+}
