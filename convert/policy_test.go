@@ -96,3 +96,19 @@ func TestInlineMediaTypeLabelled(t *testing.T) {
 		t.Errorf("L1: inline media type reached the push view as %+q, want \"image/png\"", blocks[0].MimeType)
 	}
 }
+
+// TestEmbeddedOwnNeverWithoutURI pins N6 failing closed: an embedded
+// resource that calls itself never is withheld even when it names no uri
+// that a claim could key on.
+func TestEmbeddedOwnNeverWithoutURI(t *testing.T) {
+	c := convert.New(refs.New(refs.Config{}), convert.Policy{})
+	for _, server := range []string{"s", ""} {
+		ct := c.Ingest(raws(`{"type":"resource","disposition":"never","resource":{"mimeType":"text/plain","text":"NEVER-TEXT"}}`), convert.Source{Server: server})
+		script, _ := json.Marshal(ct.Script())
+		for _, v := range []string{ct.History(), convert.PushJSON(ct.Push()), string(script)} {
+			if strings.Contains(v, "NEVER-TEXT") {
+				t.Errorf("N6: server %q: an embedded resource's own never did not withhold it: %s", server, v)
+			}
+		}
+	}
+}

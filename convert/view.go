@@ -80,13 +80,16 @@ func (c *Converter) IngestBlocks(blocks []Block, src Source) *Content {
 			e := c.reg.Register(Registration{Testimony: b.Testimony, Server: src.Server, Never: never})
 			ct.items[i].id = e.ID
 		case b.Kind == KindEmbedded, b.Kind == KindInline && b.Contradiction:
-			if !never {
-				if e, ok := c.reg.EntryForURI(uri); ok && e.Never && b.Testimony.Has(FieldURI) {
+			// A block's own never withholds it even when it names no uri
+			// a claim could key on (N6 fails closed).
+			never = never || b.Testimony.Never()
+			if !never && b.Testimony.Has(FieldURI) {
+				if e, ok := c.reg.EntryForURI(uri); ok && e.Never {
 					never = true
 				}
 			}
 			ct.items[i].withheld = never
-			if never && src.Server != "" {
+			if never && src.Server != "" && b.Testimony.Has(FieldURI) {
 				c.reg.MarkNever(uri, src.Server)
 			}
 		}
