@@ -181,3 +181,19 @@ func TestHitPathAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkedHotPathAllocs: the fetcher asks Marked once per chunk, so for
+// a uri the registry holds it must not canonicalize (allocate) again, even
+// for a spelling the canonical fast path does not cover.
+func TestMarkedHotPathAllocs(t *testing.T) {
+	g := refs.New(refs.Config{})
+	const u = "https://files.example/out%2Ftake.wav?sig=a%20b"
+	g.Register(convert.Registration{Testimony: plain(u), Server: "s"})
+	if n := testing.AllocsPerRun(100, func() { _ = g.Marked(u) }); n != 0 {
+		t.Errorf("Marked of a held uri allocated %v times per call", n)
+	}
+	g.MarkNever(u, "s")
+	if !g.Marked(u) {
+		t.Error("N1: a marked uri reads unmarked")
+	}
+}

@@ -342,10 +342,13 @@ func (g *Registry) MarkNever(uri, server string) (convert.Entry, bool) {
 // Marked reports whether a server's never marks uri, whether or not the
 // registry still holds a record for it (F18 reads the current mark).
 func (g *Registry) Marked(uri string) bool {
+	// The fetcher asks once per chunk: a spelling the registry holds is
+	// answered from its record's key, without canonicalizing again.
 	g.mu.Lock()
-	if rec := g.byRaw[uri]; rec != nil && rec.never {
+	if rec := g.byRaw[uri]; rec != nil {
+		marked := rec.never || g.marks.Marked(rec.key)
 		g.mu.Unlock()
-		return true
+		return marked
 	}
 	g.mu.Unlock()
 	key := uriform.Canonical(uri)
