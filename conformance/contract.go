@@ -90,7 +90,7 @@ func ValidateObservation(op string, raw json.RawMessage) []string {
 		if json.Unmarshal(r["neverMarked"], &never) != nil {
 			bad("records[%d].neverMarked is not a boolean", i)
 		}
-		noNulls(json.RawMessage(mustJSON(r)), fmt.Sprintf("records[%d]", i), bad)
+		noNullKeys(r, fmt.Sprintf("records[%d]", i), bad)
 	}
 	if o, ok := top["outcome"]; ok {
 		var out map[string]json.RawMessage
@@ -107,19 +107,19 @@ func ValidateObservation(op string, raw json.RawMessage) []string {
 	return probs
 }
 
+// noNulls reports every null member of the object raw, if it is one.
 func noNulls(raw json.RawMessage, where string, bad func(string, ...any)) {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return
+	if json.Unmarshal(raw, &m) == nil {
+		noNullKeys(m, where, bad)
 	}
+}
+
+// noNullKeys reports every null member of an object already decoded.
+func noNullKeys(m map[string]json.RawMessage, where string, bad func(string, ...any)) {
 	for k, v := range m {
 		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 			bad("%s.%s is null; an absent value must be left out", where, k)
 		}
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/mcplrefs/refcore/convert"
@@ -303,7 +304,7 @@ func observeRegistry(in Input) (*RegistryObservation, error) {
 	obs.FirstID = register(first.Testimony)
 	obs.StableID = register(first.Testimony)
 	for i := 1; i <= c.Registrations; i++ {
-		t := convert.Testimony{URI: in.Origin + "/eviction/" + itoa(i), Present: convert.FieldURI}
+		t := convert.Testimony{URI: in.Origin + "/eviction/" + strconv.Itoa(i), Present: convert.FieldURI}
 		register(t)
 		if c.TouchAfter != nil && *c.TouchAfter == i {
 			register(first.Testimony)
@@ -325,9 +326,4 @@ func observeRegistry(in Input) (*RegistryObservation, error) {
 	obs.Fresh = FreshObs{RefID: fresh.ID, Testimony: testimonyObs(fresh.Testimony)}
 	obs.IDs = ids
 	return obs, nil
-}
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
 }

@@ -96,8 +96,6 @@ func (p Policy) provenance(src Source) string {
 
 // formatSize renders a claimed or verified byte count: exact below 1,000
 // bytes, otherwise one decimal in SI units, as "4.2 MB".
-func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
-
 func formatSize(n int64) string {
 	if n < 1000 {
 		if n == 1 {

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -230,7 +231,7 @@ func (ct *Content) Push() []ModelBlock {
 			n--
 		}
 		if n > 0 {
-			note := ModelBlock{Type: "text", Text: "[" + itoa(n) + " more block(s) not shown: this view reached its size bound]"}
+			note := ModelBlock{Type: "text", Text: "[" + strconv.Itoa(n) + " more block(s) not shown: this view reached its size bound]"}
 			out = append(out, note)
 		}
 		break
@@ -340,28 +341,25 @@ func fitJSONString(s string, room int) string {
 // boundUTF16 cuts s to at most max UTF-16 code units, ending a cut string
 // with "…" and never splitting a rune.
 func boundUTF16(s string, max int) string {
-	if len(s) <= max { // a byte is at least a code unit's worth
+	if len(s) <= max || utf16Len(s) <= max { // a byte is at least a code unit's worth
 		return s
 	}
 	units := 0
 	for i, r := range s {
 		units += utf16.RuneLen(r)
-		if units > max-1 {
-			// Does the rest fit without cutting? Count it out.
-			rest := units
-			for _, r2 := range s[i+utf8.RuneLen(r):] {
-				rest += utf16.RuneLen(r2)
-				if rest > max {
-					return s[:i] + "…"
-				}
-			}
-			if rest <= max {
-				return s
-			}
+		if units > max-1 { // room for the marker
 			return s[:i] + "…"
 		}
 	}
 	return s
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 func boolInt(b bool) int {
@@ -370,5 +368,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-func itoa(n int) string { return formatInt(int64(n)) }
