@@ -22,17 +22,27 @@ type Claims struct {
 // ReadClaims gathers the claims of blocks. It is pure: it reads only the
 // blocks given.
 func ReadClaims(blocks []Block, opts ...ClaimOption) Claims {
+	c, _ := readClaims(blocks, opts...)
+	return c
+}
+
+// readClaims is ReadClaims that also returns each block's canonical uri
+// key ("" for a block naming none), so ingestion looks claims up without
+// canonicalizing every uri a second time.
+func readClaims(blocks []Block, opts ...ClaimOption) (Claims, []string) {
 	var c Claims
+	keys := make([]string, len(blocks))
 	var o claimOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	for _, b := range blocks {
+	for i, b := range blocks {
 		t := b.Testimony
 		if !t.Has(FieldURI) {
 			continue
 		}
 		key := uriform.Canonical(t.URI)
+		keys[i] = key
 		if c.uris == nil {
 			c.uris = make(map[string]bool)
 		}
@@ -50,8 +60,12 @@ func ReadClaims(blocks []Block, opts ...ClaimOption) Claims {
 			c.expired[key] = true
 		}
 	}
-	return c
+	return c, keys
 }
+
+// neverKey reports whether the content calls the uri with canonical key
+// key never.
+func (c Claims) neverKey(key string) bool { return key != "" && c.never[key] }
 
 // Never reports whether any block of the content calls uri never.
 func (c Claims) Never(uri string) bool {

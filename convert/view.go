@@ -64,10 +64,11 @@ func (c *Converter) Ingest(raw []json.RawMessage, src Source) *Content {
 // IngestBlocks is Ingest for blocks already classified.
 func (c *Converter) IngestBlocks(blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
-	ct.claims = ReadClaims(blocks)
+	var keys []string
+	ct.claims, keys = readClaims(blocks)
 	for i, b := range blocks {
 		uri := b.Testimony.URI
-		never := b.Testimony.Has(FieldURI) && ct.claims.Never(uri)
+		never := ct.claims.neverKey(keys[i])
 		switch {
 		case b.Kind == KindReference:
 			if never && src.Server == "" {

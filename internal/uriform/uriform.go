@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+
+	"github.com/mcplrefs/refcore/label"
 )
 
 // Canonical returns the key form of a uri: surrounding whitespace and
@@ -155,17 +157,10 @@ func normalizeEscapes(s string) string {
 	return b.String()
 }
 
-func invisibleOrSpace(r rune) bool {
-	if unicode.IsSpace(r) {
-		return true
-	}
-	switch {
-	case r == 0xFEFF, r >= 0x200B && r <= 0x200F, r >= 0x2060 && r <= 0x2064,
-		r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x061C:
-		return true
-	}
-	return unicode.Is(unicode.Cc, r)
-}
+// invisibleOrSpace is what surrounds a uri without being part of it:
+// white space and every character the display sanitizer removes (controls,
+// bidi controls and the invisible set), one definition shared with label.
+func invisibleOrSpace(r rune) bool { return unicode.IsSpace(r) || label.Removed(r) }
 
 // plainASCII reports whether a host is printable ASCII without escapes;
 // any other host is keyed by the uri's text, so canonical forms stay stable.
