@@ -19,6 +19,14 @@ func serverText(name string) string {
 	return strconv.Quote(label.Display(name, 64))
 }
 
+// sized builds a failure about a size: the limit it passed and the bytes
+// claimed, announced or read.
+func sized(server string, code Code, clause string, r Remedy, limit, got int64) *Failure {
+	f := NewFailure(code, clause, r)
+	f.Limit, f.Got = limit, got
+	return withServer(f, server)
+}
+
 func withServer(f *Failure, server string) *Failure {
 	f.Server = server
 	return f
@@ -111,95 +119,73 @@ func failExpired(server string, why convert.ExpiryReason) *Failure {
 // Claims checked before dialing.
 
 func failClaimOverCeiling(server string, claim, ceiling int64) *Failure {
-	f := NewFailure(CodeHostCeiling,
+	return sized(server, CodeHostCeiling,
 		"the reference claims "+bytesText(claim)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference",
-		HostCeilingHolds())
-	f.Limit, f.Got = ceiling, claim
-	return withServer(f, server)
+		HostCeilingHolds(), ceiling, claim)
 }
 
 func failBudgetSpent(server string, spent, limit int64) *Failure {
-	f := NewFailure(CodeBudgetSpent,
+	return sized(server, CodeBudgetSpent,
 		"this host's fetch budget for the "+serverText(server)+" server is used up ("+ofText(spent, limit)+")",
-		AskOperator(TaskRenewBudget))
-	f.Limit, f.Got = limit, spent
-	return withServer(f, server)
+		AskOperator(TaskRenewBudget), limit, spent)
 }
 
 func failClaimOverBudget(server string, claim, spent, limit int64) *Failure {
-	f := NewFailure(CodeOverBudget,
+	return sized(server, CodeOverBudget,
 		"the reference claims "+bytesText(claim)+", but only "+remainText(limit-spent)+" of this host's fetch budget for the "+serverText(server)+" server",
-		AskOperator(TaskRenewBudget))
-	f.Limit, f.Got = limit-spent, claim
-	return withServer(f, server)
+		AskOperator(TaskRenewBudget), limit-spent, claim)
 }
 
 func failClaimOverMax(server string, claim, max, upTo int64) *Failure {
-	f := NewFailure(CodeTooLarge,
+	return sized(server, CodeTooLarge,
 		"the reference claims "+bytesText(claim)+", more than the "+bytesText(max)+" this call allows",
-		PassLargerMaxBytes(claim, upTo))
-	f.Limit, f.Got = max, claim
-	return withServer(f, server)
+		PassLargerMaxBytes(claim, upTo), max, claim)
 }
 
 // Sizes the response announced in its Content-Length.
 
 func failAnnouncedOverCeiling(server string, n, ceiling int64) *Failure {
-	f := NewFailure(CodeHostCeiling,
+	return sized(server, CodeHostCeiling,
 		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference, so nothing was read",
-		HostCeilingHolds())
-	f.Limit, f.Got = ceiling, n
-	return withServer(f, server)
+		HostCeilingHolds(), ceiling, n)
 }
 
 func failAnnouncedOverBudget(server string, n, spent, limit int64) *Failure {
-	f := NewFailure(CodeOverBudget,
+	return sized(server, CodeOverBudget,
 		"the "+serverText(server)+" server announced "+bytesText(n)+", but only "+remainText(limit-spent)+" of this host's fetch budget for it, so nothing was read",
-		AskOperator(TaskRenewBudget))
-	f.Limit, f.Got = limit-spent, n
-	return withServer(f, server)
+		AskOperator(TaskRenewBudget), limit-spent, n)
 }
 
 func failAnnouncedOverMax(server string, n, max int64, r Remedy) *Failure {
-	f := NewFailure(CodeTooLarge,
+	return sized(server, CodeTooLarge,
 		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(max)+" this call allows, so nothing was read",
-		r)
-	f.Limit, f.Got = max, n
-	return withServer(f, server)
+		r, max, n)
 }
 
 // Sizes actually read.
 
 func failReadOverCeiling(server string, n, ceiling int64) *Failure {
-	f := NewFailure(CodeHostCeiling,
+	return sized(server, CodeHostCeiling,
 		"the download reached "+bytesText(n)+", past the "+bytesText(ceiling)+" this host fetches for any one reference, so the transfer was cut off and its bytes discarded",
-		HostCeilingHolds())
-	f.Limit, f.Got = ceiling, n
-	return withServer(f, server)
+		HostCeilingHolds(), ceiling, n)
 }
 
 func failWireOverCeiling(server string, n, limit int64) *Failure {
-	f := NewFailure(CodeHostCeiling,
+	return sized(server, CodeHostCeiling,
 		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data, more than this host reads for any one reference, so the transfer was cut off and its bytes discarded",
-		HostCeilingHolds())
-	f.Limit, f.Got = limit, n
-	return withServer(f, server)
+		HostCeilingHolds(), limit, n)
 }
 
 func failReadOverBudget(server string, spent, limit int64) *Failure {
-	f := NewFailure(CodeOverBudget,
+	return sized(server, CodeOverBudget,
 		"this host's fetch budget for the "+serverText(server)+" server ran out during the download ("+ofText(spent, limit)+"), so the transfer was cut off and its bytes discarded",
-		AskOperator(TaskRenewBudget))
-	f.Limit, f.Got = limit, spent
-	return withServer(f, server)
+		AskOperator(TaskRenewBudget), limit, spent)
 }
 
 func failReadOverMax(server string, n, max int64, r Remedy) *Failure {
-	f := NewFailure(CodeTooLarge,
+	return sized(server, CodeTooLarge,
 		"the download reached "+bytesText(n)+", past the "+bytesText(max)+" this call allows, so the transfer was cut off and its bytes discarded",
-		r)
-	f.Limit, f.Got = max, n
-	return withServer(f, server)
+		r, max, n)
 }
 
 // Answers.
