@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 // Check judges one render or fetch observation against its case, as the

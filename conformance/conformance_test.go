@@ -9,16 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 func loadBundled(t *testing.T) *vectors.File {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(BundledVectors)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := vectors.Parse(data)
+	f, err := vectors.Bundled()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +178,7 @@ func TestRunRefusesBadFiles(t *testing.T) {
 	if _, _, err := Run(context.Background(), RunOptions{Files: []string{bad}}, &out); err == nil || !strings.Contains(err.Error(), "unknown format") {
 		t.Errorf("Run on an unknown format: err = %v", err)
 	}
-	if _, _, err := Run(context.Background(), RunOptions{Files: []string{filepath.Join("..", BundledVectors)}, Only: []string{"no-such-case"}}, &out); err == nil {
+	if _, _, err := Run(context.Background(), RunOptions{Only: []string{"no-such-case"}}, &out); err == nil {
 		t.Error("an -only id naming no case must be an error")
 	}
 }

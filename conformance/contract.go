@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 // ValidateObservation checks an observation's JSON against the observer

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 // Fixture is one case's loopback world: the origin the fixture server was

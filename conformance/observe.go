@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcplrefs/refcore/conformance/vectors"
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/fetch"
-	"github.com/mcplrefs/refcore/internal/vectors"
 	"github.com/mcplrefs/refcore/refs"
 )
 

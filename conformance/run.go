@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 // CaseResult is the outcome of one case.
@@ -96,52 +95,20 @@ type RunOptions struct {
 	Report io.Writer
 }
 
-// BundledVectors is the path of the bundled vectors file, relative to the
-// module root.
-const BundledVectors = "testdata/rfc005-bulk-reference-vectors.json"
-
-// findBundled locates the bundled vectors file from the working directory
-// or any directory above it, so the command works anywhere in the module.
-func findBundled() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, filepath.FromSlash(BundledVectors))
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("conformance: %s not found here or above; pass -vectors FILE", BundledVectors)
-		}
-		dir = parent
-	}
-}
-
 // Run runs every selected case, printing "PASS <id>" or "FAIL <id>: <why>"
 // per case and a closing "N passed, M failed" line to w. An unreadable or
 // malformed vectors file, or an -only id that names no case, is an error.
 func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int, err error) {
 	files := opts.Files
 	if len(files) == 0 {
-		path, err := findBundled()
-		if err != nil {
-			return 0, 0, err
-		}
-		files = []string{path}
+		files = []string{""} // the bundled file
 	}
 	var report []map[string]any
 	matched := map[string]bool{}
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		vf, err := loadVectors(path)
 		if err != nil {
 			return passed, failed, err
-		}
-		vf, err := vectors.Parse(data)
-		if err != nil {
-			return passed, failed, fmt.Errorf("%s: %w", path, err)
 		}
 		token := vf.Fixtures.Token
 		if token == "" {
@@ -177,4 +144,21 @@ func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int,
 		}
 	}
 	return passed, failed, nil
+}
+
+// loadVectors reads and parses a vectors file; "" names the bundled one,
+// which the binary carries, so the runner works from any directory.
+func loadVectors(path string) (*vectors.File, error) {
+	if path == "" {
+		return vectors.Bundled()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vf, err := vectors.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return vf, nil
 }

@@ -2,15 +2,13 @@ package convert
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 func TestClassify(t *testing.T) {
@@ -96,11 +94,7 @@ func TestClassifyRejectedFieldIsAbsent(t *testing.T) {
 // TestClassifyRFCVectors checks Classify against every case of the RFC's
 // vectors: the kind the case implies and the fields it says are missing.
 func TestClassifyRFCVectors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "rfc005-bulk-reference-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := vectors.Parse(data)
+	f, err := vectors.Bundled()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcplrefs/refcore/internal/vectors"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 const vGoodDigest = "sha256:uM7OLD5sO8G3SeWw3LirIreZM71523d9_qXxkn8ewpM"
@@ -368,11 +366,7 @@ func TestValidateDeepNesting(t *testing.T) {
 // expanded the way the conformance runner expands them.
 func vLoadVectors(t testing.TB) []vectors.Case {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "rfc005-bulk-reference-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf, err := vectors.Parse(data)
+	vf, err := vectors.Bundled()
 	if err != nil {
 		t.Fatal(err)
 	}

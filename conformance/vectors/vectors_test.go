@@ -1,18 +1,12 @@
 package vectors
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestParseBundled(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "rfc005-bulk-reference-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Parse(data)
+	f, err := Bundled()
 	if err != nil {
 		t.Fatal(err)
 	}
