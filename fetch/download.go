@@ -284,7 +284,13 @@ func (f *Fetcher) stream(fl *flight, resp *http.Response, gz bool) (Result, *Fai
 func (f *Fetcher) record(fl *flight, res Result) (Result, *Failure) {
 	ctx, rec, name := fl.ctx, fl.t.rec, fl.t.server
 	if f.reg != nil {
-		err := f.reg.Save(rec.ID, refs.Saved{
+		save := f.reg.Save
+		if f.hook == nil {
+			// Without a withhold hook a never reference is fetched like any
+			// other, so its record carries the copy's facts too (F19).
+			save = f.reg.SaveMarked
+		}
+		err := save(rec.ID, refs.Saved{
 			Path:           res.Path,
 			Bytes:          res.Bytes,
 			MimeType:       res.MimeType,
@@ -305,15 +311,8 @@ func (f *Fetcher) record(fl *flight, res Result) (Result, *Failure) {
 			}
 			return Result{}, failStale(name)
 		case errors.Is(err, refs.ErrMarked):
-			if f.hook != nil {
-				f.withdraw(ctx, rec, res.Path, "a never mark landed during the fetch")
-				return Result{}, failWithheldDuring(name)
-			}
-			// The conformance profile fetches never references like any
-			// other (F18), but the registry keeps no copy for a marked
-			// record, so the copy is the caller's alone.
-			f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: the record is marked never, so the registry does not name this copy",
-				slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path))
+			f.withdraw(ctx, rec, res.Path, "a never mark landed during the fetch")
+			return Result{}, failWithheldDuring(name)
 		case err != nil:
 			f.withdraw(ctx, rec, res.Path, "the registry refused the copy")
 			return Result{}, failStale(name)

@@ -180,12 +180,11 @@ func TestFetchVectors(t *testing.T) {
 		wantMime     string
 		wantBytes    []byte
 		wantVerified bool
-		wantRecorded bool // the record names the copy
 	}{
 		{name: "03-verified-ref", reason: "a verified ref payload is saved and recorded",
 			block:   blk(`,"sizeBytes":19,"disposition":"ref","digest":"` + wavDigest + `"`),
 			handler: body(wavBody, "audio/wav"), max: 128,
-			wantMime: "audio/wav", wantBytes: wavBody, wantVerified: true, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavBody, wantVerified: true},
 		{name: "03-verified-never", reason: "without a hook a never reference is fetched and saved (F18); the registry keeps no copy on a marked record",
 			block:   blk(`,"sizeBytes":19,"disposition":"never","digest":"` + wavDigest + `"`),
 			handler: body(wavBody, "audio/wav"), max: 128,
@@ -193,38 +192,38 @@ func TestFetchVectors(t *testing.T) {
 		{name: "13-observed-mime", reason: "sniffed bytes beat a declared and a claimed image/png",
 			block:   `{"type":"resource","uri":"$ORIGIN/payload","name":"attachment.wav","mimeType":"image/png","sizeBytes":12}`,
 			handler: body(wavBody, "image/png"), max: 128,
-			wantMime: "audio/wav", wantBytes: wavBody, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavBody},
 		{name: "14-path-label", reason: "the server's name is never a path component",
 			block:   `{"type":"resource","uri":"$ORIGIN/payload","name":"../../.ssh/authorized_keys","mimeType":"audio/wav","sizeBytes":12}`,
 			handler: body(wavBody, ""), max: 128,
-			wantMime: "audio/wav", wantBytes: wavBody, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavBody},
 		{name: "18-label-device", reason: "a device name is never a path component",
 			block:   `{"type":"resource","uri":"$ORIGIN/payload","name":"CON","mimeType":"audio/wav","sizeBytes":12}`,
 			handler: body(wavBody, ""), max: 128,
-			wantMime: "audio/wav", wantBytes: wavBody, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavBody},
 		{name: "19-gzip-identity", reason: "size and digest describe the decoded octets",
 			block:   blk(`,"sizeBytes":512,"digest":"sha256:lpLtodXIVBMEdKIHuQpBcKep8qRs7_PZ2yMPG55ZsIU"`),
 			handler: gzipBody(gzipped(t, wavGz)), max: 1024,
-			wantMime: "audio/wav", wantBytes: wavGz, wantVerified: true, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavGz, wantVerified: true},
 		{name: "gzip-multi-member", reason: "concatenated gzip members decode as one payload",
 			block:    blk(""),
 			handler:  gzipBody(append(gzipped(t, wavGz[:100]), gzipped(t, wavGz[100:])...)),
-			wantMime: "audio/wav", wantBytes: wavGz, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: wavGz},
 		{name: "empty-body", reason: "a 200 with no bytes is a zero-byte payload",
 			block:    blk(`,"sizeBytes":0`),
 			handler:  body(nil, "application/json"),
-			wantMime: "application/json", wantBytes: []byte{}, wantRecorded: true},
+			wantMime: "application/json", wantBytes: []byte{}},
 		{name: "text-keeps-declared", reason: "text that sniffs as plain keeps a textual declared type",
 			block:    blk(""),
 			handler:  body([]byte(`{"a":1}`), "application/json; charset=utf-8"),
-			wantMime: "application/json", wantBytes: []byte(`{"a":1}`), wantRecorded: true},
+			wantMime: "application/json", wantBytes: []byte(`{"a":1}`)},
 		{name: "claim-type-fallback", reason: "unrecognisable bytes with no Content-Type take the claim",
 			block: blk(""),
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header()["Content-Type"] = nil // keep net/http from sniffing
 				w.Write([]byte{0, 1, 2, 3, 0xfe})
 			},
-			wantMime: "audio/wav", wantBytes: []byte{0, 1, 2, 3, 0xfe}, wantRecorded: true},
+			wantMime: "audio/wav", wantBytes: []byte{0, 1, 2, 3, 0xfe}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,14 +258,12 @@ func TestFetchVectors(t *testing.T) {
 			if got := e.auth[0]; got != "Bearer "+token {
 				t.Errorf("Authorization = %q, want the server's bearer token", got)
 			}
+			// Every successful fetch records its facts, a never record's
+			// included (F19, vector 03).
 			cur, _ := e.reg.Lookup(rec.ID)
-			if tt.wantRecorded {
-				wantSaved := &refs.Saved{Path: res.Path, Bytes: res.Bytes, MimeType: res.MimeType, DigestVerified: res.DigestVerified, Against: rec.Testimony}
-				if diff := cmp.Diff(wantSaved, cur.Saved); diff != "" {
-					t.Errorf("record's saved facts (-want +got):\n%s", diff)
-				}
-			} else if cur.Saved != nil {
-				t.Errorf("a never-marked record names a copy: %+v", cur.Saved)
+			wantSaved := &refs.Saved{Path: res.Path, Bytes: res.Bytes, MimeType: res.MimeType, DigestVerified: res.DigestVerified, Against: rec.Testimony}
+			if diff := cmp.Diff(wantSaved, cur.Saved); diff != "" {
+				t.Errorf("record's saved facts (-want +got):\n%s", diff)
 			}
 			e.assertNoSecrets()
 		})
@@ -310,9 +307,9 @@ func TestSavedCopy(t *testing.T) {
 	}
 }
 
-// TestWithheldWithoutHook pins the conformance profile: a mark landing as
-// the copy is saved does not fail the fetch, and the registry names no
-// copy.
+// TestWithheldWithoutHook pins the conformance profile (F18, F19, vector
+// 03): a mark landing as the copy is saved does not fail the fetch, and the
+// record carries the copy's verified facts like any other.
 func TestWithheldWithoutHook(t *testing.T) {
 	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
 		e.store = &markingStore{MemoryStore: e.mem, e: e, at: "commit"}
@@ -325,8 +322,29 @@ func TestWithheldWithoutHook(t *testing.T) {
 	if len(e.mem.Saves()) != 1 || res.Path == "" {
 		t.Errorf("copy not kept: %+v, %d saves", res, len(e.mem.Saves()))
 	}
-	if cur, _ := e.reg.Lookup(e.rec.ID); cur.Saved != nil {
-		t.Errorf("a marked record names a copy: %+v", cur.Saved)
+	cur, _ := e.reg.Lookup(e.rec.ID)
+	if !cur.Never {
+		t.Fatal("the store did not mark the record during the fetch")
+	}
+	if cur.Saved == nil || cur.Saved.Path != res.Path || cur.Saved.Bytes != res.Bytes || cur.Saved.MimeType != res.MimeType {
+		t.Errorf("F19: the record's verified facts = %+v, want those of %+v", cur.Saved, res)
+	}
+}
+
+// TestNeverFetchedWithoutHook pins vector 03 in the library: without a
+// withhold hook, a reference marked never before the fetch is fetched,
+// and its record carries the verified facts (F18, F19).
+func TestNeverFetchedWithoutHook(t *testing.T) {
+	e := newEnv(t, body(wavBody, "audio/wav"))
+	e.rec = e.ref(serverName, blk(`,"disposition":"never"`))
+	res, err := e.f.Fetch(context.Background(), e.rec, Request{})
+	if err != nil {
+		t.Fatalf("fetch failed: %v", err)
+	}
+	cur, _ := e.reg.Lookup(e.rec.ID)
+	want := &refs.Saved{Path: res.Path, Bytes: res.Bytes, MimeType: res.MimeType, DigestVerified: res.DigestVerified, Against: cur.Testimony}
+	if diff := cmp.Diff(want, cur.Saved); diff != "" {
+		t.Errorf("F19: the never record's verified facts (-want +got):\n%s", diff)
 	}
 }
 

@@ -468,14 +468,25 @@ func (g *Registry) EntryForURI(uri string) (convert.Entry, bool) {
 // [ErrStale] when the registry no longer holds that record, and with
 // [ErrMarked] when the record is marked never; in both cases nothing is
 // recorded and the caller owns the copy (F20).
-func (g *Registry) Save(id string, s Saved) error {
+func (g *Registry) Save(id string, s Saved) error { return g.save(id, s, true) }
+
+// SaveMarked records a verified copy on the record id like [Registry.Save],
+// except that a never mark does not refuse it. It is for a fetcher that
+// fetches never-marked references on purpose (one built without a withhold
+// hook, such as the conformance profile): the copy then exists, and the
+// record says where and what it is. Views still show a marked record's
+// stub without the copy, and a withholding fetch still refuses it. A mark
+// that lands after the save clears the copy as it would any other.
+func (g *Registry) SaveMarked(id string, s Saved) error { return g.save(id, s, false) }
+
+func (g *Registry) save(id string, s Saved, refuseMarked bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.byID[id]
 	if r == nil {
 		return ErrStale
 	}
-	if r.never || g.marks.Marked(r.key) {
+	if refuseMarked && (r.never || g.marks.Marked(r.key)) {
 		return ErrMarked
 	}
 	if t := r.testimony; t.Has(convert.FieldDigest) && s.Against.Digest != t.Digest {

@@ -736,3 +736,28 @@ func TestEvictReasonString(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveMarked pins F19 for a fetcher without a withhold hook: a copy of
+// a never-marked record is recorded, while the views and Save still treat
+// the mark as before.
+func TestSaveMarked(t *testing.T) {
+	g := refs.New(refs.Config{})
+	e, _ := g.MarkNever(uriN(1), "srv")
+	s := refs.Saved{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true, Against: plain(uriN(1))}
+	if err := g.Save(e.ID, s); !errors.Is(err, refs.ErrMarked) {
+		t.Fatalf("Save on a marked record = %v, want ErrMarked", err)
+	}
+	if err := g.SaveMarked(e.ID, s); err != nil {
+		t.Fatalf("SaveMarked = %v", err)
+	}
+	rec, _ := g.Lookup(e.ID)
+	if diff := cmp.Diff(&s, rec.Saved); diff != "" {
+		t.Errorf("F19: the record's copy (-want +got):\n%s", diff)
+	}
+	if ent, _ := g.Entry(e.ID); !ent.Never {
+		t.Error("N1: recording a copy lifted the mark")
+	}
+	if err := g.SaveMarked("ref_gone", s); !errors.Is(err, refs.ErrStale) {
+		t.Errorf("F20: SaveMarked on an unknown id = %v, want ErrStale", err)
+	}
+}
