@@ -9,6 +9,9 @@ import (
 	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
+// shapeProblems is the judge's first check.
+var shapeProblems = ValidateObservation
+
 // ValidateObservation checks an observation's JSON against the observer
 // contract's shape: the keys it must have, their types, and that absent
 // values are left out rather than written as null where the contract says
@@ -30,7 +33,7 @@ func ValidateObservation(op string, raw json.RawMessage) []string {
 	}
 	need := []string{"parsed", "before", "records"}
 	if op == vectors.OpFetch {
-		need = append(need, "outcome", "after")
+		need = append(need, "outcome", "saves", "after")
 	}
 	for _, k := range need {
 		if _, ok := top[k]; !ok {
@@ -75,6 +78,12 @@ func ValidateObservation(op string, raw json.RawMessage) []string {
 			} else if strings.HasSuffix(s, "\n") {
 				bad("%s.%s ends with a newline", view, k)
 			}
+		}
+	}
+	if saves, ok := top["saves"]; ok {
+		var list []map[string]json.RawMessage
+		if bytes.Equal(bytes.TrimSpace(saves), []byte("null")) || json.Unmarshal(saves, &list) != nil {
+			bad("saves is not a list of objects")
 		}
 	}
 	var records []map[string]json.RawMessage

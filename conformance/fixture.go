@@ -30,18 +30,24 @@ type Fixture struct {
 	originAuth    []string
 	otherAuth     []string
 	streamAborted bool
+	chunksSent    int
 	streamDone    chan struct{}
 }
 
-// Record is what the fixture saw, for the checker.
-type Record struct {
-	// Requests counts requests to the origin; OtherRequests to the second.
+// Network is what the fixture servers saw, for the judge.
+type Network struct {
+	// Requests counts requests to the origin; OtherRequests to the second
+	// origin, which a redirect points to.
 	Requests, OtherRequests int
-	// OriginAuth and OtherAuth list the Authorization headers each saw.
+	// OriginAuth and OtherAuth list the Authorization headers each saw, in
+	// order ("" for a request without one).
 	OriginAuth, OtherAuth []string
 	// StreamAborted is set when a continuing stream's client closed the
 	// connection before the stream's last chunk.
 	StreamAborted bool
+	// ChunksSent counts the chunks of a continuing stream written before
+	// it ended or its client left.
+	ChunksSent int
 }
 
 // NewFixture starts the servers for case c, whose response settings it
@@ -120,6 +126,9 @@ func (f *Fixture) stream(w http.ResponseWriter, r *http.Request, s *vectors.Stre
 			f.abort()
 			return
 		}
+		f.mu.Lock()
+		f.chunksSent++
+		f.mu.Unlock()
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -138,10 +147,10 @@ func (f *Fixture) abort() {
 	f.mu.Unlock()
 }
 
-// Record returns what the fixture saw so far. For a streaming case it
+// Network returns what the fixture saw so far. For a streaming case it
 // waits (up to a few seconds) for the stream handler to finish, so an
 // abort is seen.
-func (f *Fixture) Record(streaming bool) Record {
+func (f *Fixture) Network(streaming bool) Network {
 	f.mu.Lock()
 	dialed := f.requests > 0
 	f.mu.Unlock()
@@ -153,9 +162,9 @@ func (f *Fixture) Record(streaming bool) Record {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return Record{Requests: f.requests, OtherRequests: f.otherRequests,
+	return Network{Requests: f.requests, OtherRequests: f.otherRequests,
 		OriginAuth: append([]string(nil), f.originAuth...), OtherAuth: append([]string(nil), f.otherAuth...),
-		StreamAborted: f.streamAborted}
+		StreamAborted: f.streamAborted, ChunksSent: f.chunksSent}
 }
 
 // Close stops both servers.

@@ -107,23 +107,23 @@ type Views struct {
 type RecordObs struct {
 	RefID            string       `json:"refId"`
 	Testimony        TestimonyObs `json:"testimony"`
-	FetchedPath      string       `json:"fetchedPath,omitempty"`
+	FetchedPath      *string      `json:"fetchedPath,omitempty"`
 	VerifiedBytes    *int64       `json:"verifiedBytes,omitempty"`
-	VerifiedMimeType string       `json:"verifiedMimeType,omitempty"`
+	VerifiedMimeType *string      `json:"verifiedMimeType,omitempty"`
 	DigestVerified   *bool        `json:"digestVerified,omitempty"`
 	NeverMarked      bool         `json:"neverMarked"`
 }
 
 // Outcome is a fetch's result.
 type Outcome struct {
-	OK             bool   `json:"ok"`
-	Path           string `json:"path,omitempty"`
-	Bytes          *int64 `json:"bytes,omitempty"`
-	MimeType       string `json:"mimeType,omitempty"`
-	DigestVerified *bool  `json:"digestVerified,omitempty"`
-	Error          string `json:"error,omitempty"`
-	Remedy         string `json:"remedy,omitempty"`
-	Code           string `json:"code,omitempty"`
+	OK             bool    `json:"ok"`
+	Path           *string `json:"path,omitempty"`
+	Bytes          *int64  `json:"bytes,omitempty"`
+	MimeType       *string `json:"mimeType,omitempty"`
+	DigestVerified *bool   `json:"digestVerified,omitempty"`
+	Error          string  `json:"error,omitempty"`
+	Remedy         string  `json:"remedy,omitempty"`
+	Code           string  `json:"code,omitempty"`
 }
 
 // SaveObs is one save the store received.
@@ -133,14 +133,33 @@ type SaveObs struct {
 	MimeType string `json:"mimeType"`
 }
 
-// Observation is the observer's output for a render or fetch case.
+// Observation is the observer's output for a render or fetch case. A
+// render case has no Outcome, Saves or After; a fetch case has all three,
+// and its Saves is a list (empty after a failure) even when nothing was
+// saved.
 type Observation struct {
 	Parsed  []Parsed    `json:"parsed"`
 	Before  Views       `json:"before"`
 	Records []RecordObs `json:"records"`
 	Outcome *Outcome    `json:"outcome,omitempty"`
-	Saves   []SaveObs   `json:"saves,omitempty"`
+	Saves   []SaveObs   `json:"saves"`
 	After   *Views      `json:"after,omitempty"`
+}
+
+// MarshalJSON writes the observation as the observer contract reads it:
+// saves is present, as a list, exactly when the case was a fetch.
+func (o Observation) MarshalJSON() ([]byte, error) {
+	type plain Observation
+	if o.Outcome == nil {
+		return json.Marshal(struct {
+			plain
+			Saves []SaveObs `json:"saves,omitempty"`
+		}{plain: plain(o)})
+	}
+	if o.Saves == nil {
+		o.Saves = []SaveObs{}
+	}
+	return json.Marshal(plain(o))
 }
 
 // ToolError is what a host's fetch-by-id tool answers for an id it cannot
@@ -248,11 +267,12 @@ func observeContent(ctx context.Context, in Input) (*Observation, error) {
 					out.Error = err.Error()
 				}
 			} else {
-				n, dv := res.Bytes, res.DigestVerified
-				out.OK, out.Path, out.Bytes, out.MimeType, out.DigestVerified = true, res.Path, &n, res.MimeType, &dv
+				n, dv, path, mime := res.Bytes, res.DigestVerified, res.Path, res.MimeType
+				out.OK, out.Path, out.Bytes, out.MimeType, out.DigestVerified = true, &path, &n, &mime, &dv
 			}
 		}
 		obs.Outcome = out
+		obs.Saves = []SaveObs{}
 		for _, s := range store.Saves() {
 			obs.Saves = append(obs.Saves, SaveObs{Name: s.Name, Base64: base64.StdEncoding.EncodeToString(s.Bytes), MimeType: s.MimeType})
 		}
@@ -275,8 +295,8 @@ func observeContent(ctx context.Context, in Input) (*Observation, error) {
 func recordObs(rec refs.Record) RecordObs {
 	r := RecordObs{RefID: rec.ID, Testimony: testimonyObs(rec.Testimony), NeverMarked: rec.Never}
 	if s := rec.Saved; s != nil {
-		n, dv := s.Bytes, s.DigestVerified
-		r.FetchedPath, r.VerifiedBytes, r.VerifiedMimeType, r.DigestVerified = s.Path, &n, s.MimeType, &dv
+		n, dv, path, mime := s.Bytes, s.DigestVerified, s.Path, s.MimeType
+		r.FetchedPath, r.VerifiedBytes, r.VerifiedMimeType, r.DigestVerified = &path, &n, &mime, &dv
 	}
 	return r
 }

@@ -17,17 +17,19 @@ type CaseResult struct {
 	// ID is the case id.
 	ID string
 	// Problems lists what failed; empty means the case passed.
-	Problems []string
-	// Observation is the observer's JSON output for the case.
-	Observation json.RawMessage
+	Problems []Problem
+	// Evidence is what the judge read, for a case that got as far as an
+	// observation.
+	Evidence *Evidence
 }
 
 // Passed reports whether the case passed.
 func (r CaseResult) Passed() bool { return len(r.Problems) == 0 }
 
-// Observer turns one input into an observation's JSON. The runner's own
-// observer is [ObserveJSON]; tests substitute broken ones to show the
-// checker catches them.
+// Observer turns one input into an observation's JSON, in the shape the
+// observer contract gives. The runner's own observer is [ObserveJSON]; a
+// host judges its own wiring with one built by [Profile.Observer], or with
+// any function that drives its host and reports what it saw.
 type Observer func(ctx context.Context, in Input) (json.RawMessage, error)
 
 // ObserveJSON runs [Observe] and encodes the observation as the observe
@@ -41,47 +43,31 @@ func ObserveJSON(ctx context.Context, in Input) (json.RawMessage, error) {
 }
 
 // RunCase runs one case end to end: it starts the case's fixtures,
-// expands the case against the fixture origin, observes it and checks the
+// expands the case against the fixture origin, observes it and judges the
 // observation as an outside checker would, from its JSON.
 func RunCase(ctx context.Context, c vectors.Case, token string, observe Observer) CaseResult {
 	res := CaseResult{ID: c.ID}
+	fail := func(check string, err error) CaseResult {
+		res.Problems = []Problem{{Check: check, Detail: err.Error()}}
+		return res
+	}
 	fx, err := NewFixture(c, token)
 	if err != nil {
-		res.Problems = []string{err.Error()}
-		return res
+		return fail("fixture", err)
 	}
 	defer fx.Close()
 	x, err := c.Expand(fx.Origin)
 	if err != nil {
-		res.Problems = []string{err.Error()}
-		return res
+		return fail("fixture", err)
 	}
 	raw, err := observe(ctx, Input{Case: x, Origin: fx.Origin, Token: token})
 	if err != nil {
-		res.Problems = []string{"observe: " + err.Error()}
-		return res
-	}
-	res.Observation = raw
-	if probs := ValidateObservation(x.Operation, raw); len(probs) > 0 {
-		res.Problems = append(res.Problems, probs...)
-		return res
-	}
-	if x.Operation == vectors.OpRegistry {
-		var obs RegistryObservation
-		if err := json.Unmarshal(raw, &obs); err != nil {
-			res.Problems = []string{"observation: " + err.Error()}
-			return res
-		}
-		res.Problems = CheckRegistry(x, &obs)
-		return res
-	}
-	var obs Observation
-	if err := json.Unmarshal(raw, &obs); err != nil {
-		res.Problems = []string{"observation: " + err.Error()}
-		return res
+		return fail("observe", err)
 	}
 	streaming := x.Response != nil && x.Response.Stream != nil
-	res.Problems = Check(x, &obs, fx.Record(streaming), token, MaxViewChars)
+	ev := &Evidence{Case: x, Observation: raw, Network: fx.Network(streaming), Token: token, MaxViewChars: MaxViewChars}
+	res.Evidence = ev
+	res.Problems = Judge(*ev)
 	return res
 }
 
@@ -125,9 +111,9 @@ func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int,
 				fmt.Fprintf(w, "PASS %s\n", c.ID)
 			} else {
 				failed++
-				fmt.Fprintf(w, "FAIL %s: %s\n", c.ID, strings.Join(r.Problems, "; "))
+				fmt.Fprintf(w, "FAIL %s: %s\n", c.ID, joinProblems(r.Problems))
 			}
-			report = append(report, map[string]any{"id": c.ID, "passed": r.Passed(), "problems": r.Problems})
+			report = append(report, map[string]any{"id": c.ID, "passed": r.Passed(), "problems": problemStrings(r.Problems)})
 		}
 	}
 	for _, id := range opts.Only {
@@ -162,3 +148,13 @@ func loadVectors(path string) (*vectors.File, error) {
 	}
 	return vf, nil
 }
+
+func problemStrings(ps []Problem) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+func joinProblems(ps []Problem) string { return strings.Join(problemStrings(ps), "; ") }
