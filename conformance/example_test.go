@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/fetch"
 
 	"github.com/mcplrefs/refcore/conformance"
 )
@@ -32,4 +36,31 @@ func ExampleValidateContent() {
 	// block 0: schema INVALID: sizeBytes breaks minimum 0
 	//   host reads: kind reference, rejected fields sizeBytes
 	// all valid: false
+}
+
+// A host judges its own wiring, not only the library's defaults: here a
+// tighter view bound and a directory store. Every vector runs through that
+// wiring, and the judge holds each view to the host's own bound.
+func ExampleProfile() {
+	dir, err := os.MkdirTemp("", "refcore-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	host := conformance.Profile{
+		Policy: convert.Policy{ViewMax: 4000},
+		Store: func() (fetch.Store, error) {
+			caseDir, err := os.MkdirTemp(dir, "case-")
+			if err != nil {
+				return nil, err
+			}
+			return fetch.NewDirStore(caseDir)
+		},
+	}
+	var out strings.Builder
+	passed, failed, err := conformance.Run(context.Background(), conformance.RunOptions{Host: host}, &out)
+	fmt.Println(passed, failed, err)
+	// Output:
+	// 43 0 <nil>
 }

@@ -201,25 +201,31 @@ func (s fixtureServers) Server(name string) (fetch.Server, error) {
 // Observe runs one case in the conformance profile and returns its
 // observation: an [*Observation] for render and fetch, a
 // [*RegistryObservation] for registry.
-func Observe(ctx context.Context, in Input) (any, error) {
+func Observe(ctx context.Context, in Input) (any, error) { return Profile{}.observe(ctx, in) }
+
+// observe runs one case through the profile's wiring.
+func (p Profile) observe(ctx context.Context, in Input) (any, error) {
 	c := in.Case
 	if len(c.Blocks) == 0 {
 		return nil, errors.New("conformance: the case has no blocks")
 	}
 	switch c.Operation {
 	case vectors.OpRender, vectors.OpFetch:
-		return observeContent(ctx, in)
+		return p.observeContent(ctx, in)
 	case vectors.OpRegistry:
-		return observeRegistry(in)
+		return p.observeRegistry(in)
 	}
 	return nil, errors.New("conformance: unknown operation " + c.Operation)
 }
 
-func observeContent(ctx context.Context, in Input) (*Observation, error) {
+func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, error) {
 	c := in.Case
-	reg := refs.New(refs.Config{Capacity: RegistryBound})
-	store := fetch.NewMemoryStore()
-	conv := convert.New(reg, convert.Policy{ViewMax: MaxViewChars})
+	reg := p.newRegistry()
+	store, err := p.newStore()
+	if err != nil {
+		return nil, err
+	}
+	conv := convert.New(reg, p.Policy)
 	obs := &Observation{Parsed: make([]Parsed, len(c.Blocks)), Records: []RecordObs{}}
 	for i, raw := range c.Blocks {
 		b := convert.Classify(raw)
@@ -242,7 +248,7 @@ func observeContent(ctx context.Context, in Input) (*Observation, error) {
 	}
 	obs.Before = views()
 	if c.Operation == vectors.OpFetch {
-		f := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, fetch.Config{})
+		f := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
 		timeout := DefaultTimeout
 		if c.TimeoutMs != nil && *c.TimeoutMs > 0 {
 			timeout = time.Duration(*c.TimeoutMs) * time.Millisecond
@@ -272,10 +278,7 @@ func observeContent(ctx context.Context, in Input) (*Observation, error) {
 			}
 		}
 		obs.Outcome = out
-		obs.Saves = []SaveObs{}
-		for _, s := range store.Saves() {
-			obs.Saves = append(obs.Saves, SaveObs{Name: s.Name, Base64: base64.StdEncoding.EncodeToString(s.Bytes), MimeType: s.MimeType})
-		}
+		obs.Saves = store.observed()
 		after := views()
 		obs.After = &after
 	}
@@ -301,9 +304,9 @@ func recordObs(rec refs.Record) RecordObs {
 	return r
 }
 
-func observeRegistry(in Input) (*RegistryObservation, error) {
+func (p Profile) observeRegistry(in Input) (*RegistryObservation, error) {
 	c := in.Case
-	reg := refs.New(refs.Config{Capacity: RegistryBound})
+	reg := p.newRegistry()
 	first := convert.Classify(c.Blocks[0])
 	if first.Kind != convert.KindReference {
 		return nil, errors.New("conformance: the registry operation needs a reference as its first block")
@@ -347,3 +350,5 @@ func observeRegistry(in Input) (*RegistryObservation, error) {
 	obs.IDs = ids
 	return obs, nil
 }
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -26,26 +26,28 @@ type CaseResult struct {
 // Passed reports whether the case passed.
 func (r CaseResult) Passed() bool { return len(r.Problems) == 0 }
 
-// Observer turns one input into an observation's JSON, in the shape the
-// observer contract gives. The runner's own observer is [ObserveJSON]; a
-// host judges its own wiring with one built by [Profile.Observer], or with
-// any function that drives its host and reports what it saw.
-type Observer func(ctx context.Context, in Input) (json.RawMessage, error)
+// Host is what the runner judges. Observe drives one case through a host
+// (the fixture server is already listening at in.Origin) and returns what
+// it saw as the observer contract's JSON; MaxViewChars is the bound the
+// host declares for one view, which the judge holds every view to.
+//
+// [Profile] is a Host built from the library's own parts; a host with
+// wiring of its own implements Host to judge that wiring end to end.
+type Host interface {
+	Observe(ctx context.Context, in Input) (json.RawMessage, error)
+	MaxViewChars() int
+}
 
 // ObserveJSON runs [Observe] and encodes the observation as the observe
 // command prints it.
 func ObserveJSON(ctx context.Context, in Input) (json.RawMessage, error) {
-	obs, err := Observe(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(obs)
+	return Profile{}.Observe(ctx, in)
 }
 
 // RunCase runs one case end to end: it starts the case's fixtures,
 // expands the case against the fixture origin, observes it and judges the
 // observation as an outside checker would, from its JSON.
-func RunCase(ctx context.Context, c vectors.Case, token string, observe Observer) CaseResult {
+func RunCase(ctx context.Context, c vectors.Case, token string, host Host) CaseResult {
 	res := CaseResult{ID: c.ID}
 	fail := func(check string, err error) CaseResult {
 		res.Problems = []Problem{{Check: check, Detail: err.Error()}}
@@ -60,12 +62,12 @@ func RunCase(ctx context.Context, c vectors.Case, token string, observe Observer
 	if err != nil {
 		return fail("fixture", err)
 	}
-	raw, err := observe(ctx, Input{Case: x, Origin: fx.Origin, Token: token})
+	raw, err := host.Observe(ctx, Input{Case: x, Origin: fx.Origin, Token: token})
 	if err != nil {
 		return fail("observe", err)
 	}
 	streaming := x.Response != nil && x.Response.Stream != nil
-	ev := &Evidence{Case: x, Observation: raw, Network: fx.Network(streaming), Token: token, MaxViewChars: MaxViewChars}
+	ev := &Evidence{Case: x, Observation: raw, Network: fx.Network(streaming), Token: token, MaxViewChars: host.MaxViewChars()}
 	res.Evidence = ev
 	res.Problems = Judge(*ev)
 	return res
@@ -79,12 +81,19 @@ type RunOptions struct {
 	Only []string
 	// Report, if set, receives a JSON report of every case.
 	Report io.Writer
+	// Host is what runs each case; nil means the conformance profile,
+	// Profile{}.
+	Host Host
 }
 
 // Run runs every selected case, printing "PASS <id>" or "FAIL <id>: <why>"
 // per case and a closing "N passed, M failed" line to w. An unreadable or
 // malformed vectors file, or an -only id that names no case, is an error.
 func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int, err error) {
+	host := opts.Host
+	if host == nil {
+		host = Profile{}
+	}
 	files := opts.Files
 	if len(files) == 0 {
 		files = []string{""} // the bundled file
@@ -105,7 +114,7 @@ func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int,
 				continue
 			}
 			matched[c.ID] = true
-			r := RunCase(ctx, c, token, ObserveJSON)
+			r := RunCase(ctx, c, token, host)
 			if r.Passed() {
 				passed++
 				fmt.Fprintf(w, "PASS %s\n", c.ID)
@@ -125,7 +134,7 @@ func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int,
 	if opts.Report != nil {
 		enc := json.NewEncoder(opts.Report)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"identity": CurrentIdentity(), "passed": passed, "failed": failed, "cases": report}); err != nil {
+		if err := enc.Encode(map[string]any{"identity": identityOf(host), "passed": passed, "failed": failed, "cases": report}); err != nil {
 			return passed, failed, err
 		}
 	}
@@ -158,3 +167,10 @@ func problemStrings(ps []Problem) []string {
 }
 
 func joinProblems(ps []Problem) string { return strings.Join(problemStrings(ps), "; ") }
+
+// identityOf is the library's identity with the view bound host declares.
+func identityOf(host Host) Identity {
+	id := CurrentIdentity()
+	id.MaxViewChars = host.MaxViewChars()
+	return id
+}

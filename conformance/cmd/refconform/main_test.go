@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +92,25 @@ func TestObserveIgnoresUnknownKeys(t *testing.T) {
 	}
 	if code := run([]string{"observe"}, strings.NewReader(`{"case": 5}`), &stdout, &stderr); code != 2 {
 		t.Errorf("observe on bad input: exit %d, want 2", code)
+	}
+}
+
+// TestRunOutsideTheModule builds the command and runs it from an empty
+// directory: the vectors travel inside the binary, so `go install` and
+// `refconform run` work anywhere, with all 43 cases passing.
+func TestRunOutsideTheModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "refconform")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "run")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "\n43 passed, 0 failed\n") {
+		t.Errorf("refconform run outside the module: %v\n%s", err, out)
 	}
 }
