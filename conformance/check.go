@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 
 	"github.com/mcplrefs/refcore/conformance/vectors"
+	"github.com/mcplrefs/refcore/internal/jsonschema"
 )
 
 // Problem is one way an observation fails its case.
@@ -136,6 +138,31 @@ var contentChecks = []check{
 			if p.SchemaValid != j.Case.SchemaValid[i] {
 				bad("block %d: schemaValid %v, want %v (%s)", i, p.SchemaValid, j.Case.SchemaValid[i], p.SchemaError)
 			}
+		}
+	}},
+	{name: "schema-amended", run: func(j *judged, bad func(string, ...any)) {
+		// The observer's verdicts come from the library's own strict
+		// check; this one comes from the schema file itself, read by a
+		// separate evaluator, as an outside checker's Ajv reads it.
+		s, err := amendedSchema()
+		if err != nil {
+			bad("the bundled schema does not compile: %v", err)
+			return
+		}
+		for i, b := range j.Case.Blocks {
+			if got := s.Validate(b) == nil; got != j.Case.SchemaValid[i] {
+				bad("block %d: the schema file says valid %v, the case says %v", i, got, j.Case.SchemaValid[i])
+			}
+		}
+	}},
+	{name: "legacy-schema", when: func(j *judged) bool { return j.Case.LegacySchemaValid != nil }, run: func(j *judged, bad func(string, ...any)) {
+		s, err := legacySchema()
+		if err != nil {
+			bad("the bundled pre-RFC-005 schema does not compile: %v", err)
+			return
+		}
+		if got := s.Validate(j.Case.Blocks[0]) == nil; got != *j.Case.LegacySchemaValid {
+			bad("the pre-RFC-005 schema says block 0 valid %v, the case says %v", got, *j.Case.LegacySchemaValid)
 		}
 	}},
 	{name: "embedded-credential", when: func(j *judged) bool { return j.Case.KnownEmbeddedCredential != "" }, run: checkEmbeddedCredential},
@@ -367,6 +394,15 @@ var contentChecks = []check{
 		}
 	}},
 }
+
+var (
+	amendedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return jsonschema.CompileWrapped(vectors.SchemaJSON())
+	})
+	legacySchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return jsonschema.CompileWrapped(vectors.LegacySchemaJSON())
+	})
+)
 
 // eachText calls fn with every view text the checker reads: the push view
 // as JavaScript's JSON.stringify prints it, and the wake and history texts,

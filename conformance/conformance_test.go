@@ -93,6 +93,17 @@ var perturbations = []perturbation{
 		func(ev *Evidence, obs map[string]any) { delete(obs, "saves") }},
 	{"schema-valid", "01-never", "the strict schema check accepting what it must refuse, or the reverse",
 		func(ev *Evidence, obs map[string]any) { first(obs, "parsed")["schemaValid"] = false }},
+	{"schema-amended", "01-never", "a block the schema file refuses under a case that calls it valid",
+		func(ev *Evidence, obs map[string]any) {
+			var blk map[string]any
+			if err := json.Unmarshal(ev.Case.Blocks[0], &blk); err != nil {
+				panic(err)
+			}
+			blk["sizeBytes"] = -1
+			ev.Case.Blocks[0], _ = json.Marshal(blk)
+		}},
+	{"legacy-schema", "07-legacy-resource", "a vectors file that says the old schema refuses a block it accepts",
+		func(ev *Evidence, obs map[string]any) { ev.Case.LegacySchemaValid = new(bool) }},
 	{"embedded-credential", "06-embedded-server-credential", "a vectors file naming a credential its uri does not carry",
 		func(ev *Evidence, obs map[string]any) { ev.Case.KnownEmbeddedCredential = "another-secret" }},
 	{"emitter-conformant", "07-legacy-resource", "a vectors file calling an emitter broken without saying how",
