@@ -388,7 +388,9 @@ func TestValidateRFCVectors(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("checked %d blocks in %d cases", checked, len(cases))
+	if checked == 0 {
+		t.Fatal("no vector blocks were loaded, so nothing was checked")
+	}
 }
 
 func FuzzValidate(f *testing.F) {
