@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,6 +77,7 @@ type failCase struct {
 	requests     int64
 	refusal      bool   // Refusal must report the same code
 	hidden       string // a string no clause or log may carry
+	why          string // text the failure's log line must give as its why
 }
 
 func failCases(t *testing.T) []failCase {
@@ -283,22 +285,22 @@ func failCases(t *testing.T) []failCase {
 		{name: "connection-refused", reason: "F13: a refused connection says so, with no query",
 			server: "dead", block: blkURI("$DEAD/payload?sig=topsecret", ""), hidden: "topsecret",
 			code: CodeNetwork, sentinel: ErrNetwork, remedy: RemedyTryLaterThenAsk},
-		{name: "storage-error", reason: "F10: a store that fails is a storage failure, and the log says why",
+		{name: "storage-error", reason: "F10: a store whose writes fail is a storage failure: the copy is aborted, not committed, and the log says why",
 			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
-			store: func(*env) Store { return failingStore{} },
-			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+			store: func(e *env) Store { return &failingStore{MemoryStore: e.mem} },
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1, why: "disk quota exceeded"},
 		{name: "storage-panic-begin", reason: "F10: a store that panics in Begin",
 			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
 			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "begin"} },
-			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1, why: "begin exploded"},
 		{name: "storage-panic-write", reason: "F10: a store that panics in Write",
 			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
 			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "write"} },
-			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1, why: "write exploded"},
 		{name: "storage-panic-commit", reason: "F10: a store that panics in Commit",
 			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
 			store: func(e *env) Store { return &panicStore{MemoryStore: e.mem, at: "commit"} },
-			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1},
+			code:  CodeStorage, sentinel: ErrStorage, remedy: RemedyAskOperator, requests: 1, why: "commit exploded"},
 		{name: "stale", reason: "F20: a record evicted during the fetch keeps no copy",
 			handler: func(e *env) http.HandlerFunc {
 				return func(w http.ResponseWriter, r *http.Request) {
@@ -427,6 +429,13 @@ func TestFailures(t *testing.T) {
 			}
 			if why, _ := failLines[0]["why"].(string); tc.code == CodeStorage && why == "" {
 				t.Errorf("storage failure line does not say why:\n%s", logs)
+			} else if !strings.Contains(why, tc.why) {
+				t.Errorf("failure line's why %q does not give %q:\n%s", why, tc.why, logs)
+			}
+			if fs, ok := e.store.(*failingStore); ok {
+				if begun, aborted := fs.begun.Load(), fs.aborted.Load(); begun != 1 || aborted != 1 {
+					t.Errorf("the failing store began %d copies and had %d aborted, want 1 and 1", begun, aborted)
+				}
 			}
 			if tc.refusal {
 				r := e.f.Refusal(e.rec)
@@ -443,11 +452,35 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// failingStore refuses every copy.
-type failingStore struct{}
+// failingStore is a MemoryStore whose copies cannot be written, as on a
+// full disk. It counts the copies begun and those the fetcher aborted; a
+// copy committed despite the failure would show in the MemoryStore.
+type failingStore struct {
+	*MemoryStore
+	begun, aborted atomic.Int32
+}
 
-func (failingStore) Begin(context.Context, string, string) (Pending, error) {
-	return nil, errors.New("disk quota exceeded")
+func (s *failingStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	if err != nil {
+		return nil, err
+	}
+	s.begun.Add(1)
+	return &failingPending{Pending: p, s: s}, nil
+}
+
+type failingPending struct {
+	Pending
+	s *failingStore
+}
+
+func (p *failingPending) Write([]byte) (int, error) {
+	return 0, errors.New("disk quota exceeded")
+}
+
+func (p *failingPending) Abort() error {
+	p.s.aborted.Add(1)
+	return p.Pending.Abort()
 }
 
 // panicStore panics at one step.
