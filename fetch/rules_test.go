@@ -487,10 +487,18 @@ func TestBudget(t *testing.T) {
 	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
 		t.Errorf("Budget = %d of %d, want 19 of 30", spent, limit)
 	}
+	// b claims no size; its response announces 19 bytes with 11 left, so
+	// it is refused before a byte is read, and nothing more is charged.
 	_, err := e.f.Fetch(context.Background(), b, Request{})
 	f := failureOf(t, err, ErrBudget)
-	if f.Code != CodeTooLarge && f.Code != CodeOverBudget {
-		t.Errorf("code = %s", f.Code)
+	if f.Code != CodeOverBudget || f.Limit != 11 || f.Got != 19 {
+		t.Errorf("code %s, limit %d, got %d; want over-budget, 11 left, 19 announced", f.Code, f.Limit, f.Got)
+	}
+	if f.Remedy.Kind() != RemedyAskOperator || f.Remedy.Task() != TaskRenewBudget {
+		t.Errorf("remedy = %s, want the operator to renew the budget", f.Remedy)
+	}
+	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
+		t.Errorf("Budget after the refusal = %d of %d, want 19 of 30", spent, limit)
 	}
 	e.f.RenewBudget(serverName, 0)
 	if _, err := e.f.Fetch(context.Background(), b, Request{}); err != nil {
