@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -655,6 +654,9 @@ func TestMemoryStore(t *testing.T) {
 	q, _ := m.Begin(context.Background(), "ref_b.bin", "")
 	q.Write([]byte("x"))
 	q.Abort()
+	if _, err := q.Commit(); err == nil {
+		t.Error("an aborted copy could still be committed")
+	}
 	m.Remove(path)
 	if n := len(m.Saves()); n != 0 {
 		t.Errorf("%d saves after removal and abort", n)
@@ -662,7 +664,6 @@ func TestMemoryStore(t *testing.T) {
 	if _, err := m.Begin(context.Background(), "../x", ""); err == nil {
 		t.Error("MemoryStore accepted a path")
 	}
-	_ = base64.StdEncoding
 }
 
 // TestGoneBeforeDialing: a record the registry let go before the call is
