@@ -201,7 +201,11 @@ func TestAbortStreamClosesConnection(t *testing.T) {
 	})
 	rec := e.ref(serverName, blk(`,"sizeBytes":1`))
 	_, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: 64})
-	failureOf(t, err, ErrTooLarge)
+	// The call's max bytes is what stops it (the host ceiling is far
+	// off), one byte past the limit.
+	if f := failureOf(t, err, ErrTooLarge); f.Code != CodeTooLarge || f.Limit != 64 || f.Got != 65 {
+		t.Errorf("code %s, limit %d, got %d; want too-large, 64, 65", f.Code, f.Limit, f.Got)
+	}
 	select {
 	case <-stopped:
 	case <-time.After(30 * time.Second):
