@@ -221,25 +221,33 @@ func TestHeapBounded(t *testing.T) {
 	}
 	measure := func(size int) uint64 {
 		payload := make([]byte, size)
+		store := &discardStore{}
 		e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/octet-stream")
 			for off := 0; off < len(payload); off += 32 << 10 {
 				w.Write(payload[off:min(off+32<<10, len(payload))])
 			}
-		}, withStore(&discardStore{}), func(e *env) { e.mem = nil })
+		}, withStore(store), func(e *env) { e.mem = nil })
 		// One warm-up fetch so connection setup is not counted.
 		warm := e.ref(serverName, blkURI("$ORIGIN/warm", ""))
 		if _, err := e.f.Fetch(context.Background(), warm, Request{MaxBytes: -1}); err != nil {
 			t.Fatal(err)
 		}
 		rec := e.ref(serverName, blk(""))
+		stored := store.n.Load()
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if _, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: -1}); err != nil {
+		res, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: -1})
+		runtime.ReadMemStats(&after)
+		if err != nil {
 			t.Fatal(err)
 		}
-		runtime.ReadMemStats(&after)
+		// The measure means something only if the whole payload went
+		// through the fetcher into the store.
+		if got := store.n.Load() - stored; res.Bytes != int64(size) || got != int64(size) {
+			t.Fatalf("a %d-byte fetch returned %d bytes and stored %d", size, res.Bytes, got)
+		}
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	small := measure(1 << 20)
