@@ -170,6 +170,8 @@ func TestRemedyTexts(t *testing.T) {
 // TestFetchVectors runs the successful fetch vectors of RFC-005 §11.
 func TestFetchVectors(t *testing.T) {
 	wavGz := append([]byte("RIFF0000WAVE"), []byte(strings.Repeat("x", 500))...)
+	// wavLong spans the sniffed head and several read chunks.
+	wavLong := append([]byte("RIFF0000WAVE"), benchPayload(3*DefaultChunkSize+100)...)
 	tests := []struct {
 		name, reason string
 		block        string
@@ -203,6 +205,10 @@ func TestFetchVectors(t *testing.T) {
 			block:   blk(`,"sizeBytes":512,"digest":"sha256:lpLtodXIVBMEdKIHuQpBcKep8qRs7_PZ2yMPG55ZsIU"`),
 			handler: gzipBody(gzipped(t, wavGz)), max: 1024,
 			wantMime: "audio/wav", wantBytes: wavGz, wantVerified: true},
+		{name: "multi-chunk", reason: "bytes past the sniffed head and across several chunks are all stored, and verified (F6, F8, F19)",
+			block:   blk(`,"digest":"` + digestOf(wavLong) + `"`),
+			handler: body(wavLong, "audio/wav"), max: 1 << 20,
+			wantMime: "audio/wav", wantBytes: wavLong, wantVerified: true},
 		{name: "gzip-multi-member", reason: "concatenated gzip members decode as one payload",
 			block:    blk(""),
 			handler:  gzipBody(append(gzipped(t, wavGz[:100]), gzipped(t, wavGz[100:])...)),
