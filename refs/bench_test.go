@@ -49,7 +49,7 @@ func filled(b *testing.B, kind string, bound int) *benchSet {
 		return s
 	}
 	s := &benchSet{
-		g: refs.New(refs.Config{Capacity: bound}),
+		g: newReg(b, refs.Config{Capacity: bound}),
 		m: make(map[string]*benchRecord, bound),
 	}
 	byURI := make(map[string]string, bound)
@@ -57,7 +57,7 @@ func filled(b *testing.B, kind string, bound int) *benchSet {
 	for i := range bound {
 		u := benchURI(kind, i)
 		uris[i] = u
-		e := s.g.Register(convert.Registration{Testimony: plain(u), Server: "bench"})
+		e := s.g.Register(b.Context(), convert.Registration{Testimony: plain(u), Server: "bench"})
 		byURI[u] = e.ID
 		s.m[u] = &benchRecord{id: e.ID}
 	}
@@ -76,6 +76,7 @@ func filled(b *testing.B, kind string, bound int) *benchSet {
 }
 
 func BenchmarkRegister(b *testing.B) {
+	ctx := b.Context()
 	for _, bound := range benchBounds {
 		b.Run(fmt.Sprintf("hit/%d", bound), func(b *testing.B) {
 			s := filled(b, "held", bound)
@@ -83,7 +84,7 @@ func BenchmarkRegister(b *testing.B) {
 			n := 0
 			for i := 0; b.Loop(); i++ {
 				u := s.order[i%len(s.order)]
-				e := s.g.Register(convert.Registration{Testimony: plain(u), Server: "bench"})
+				e := s.g.Register(ctx, convert.Registration{Testimony: plain(u), Server: "bench"})
 				n += len(e.ID)
 			}
 			if n == 0 {
@@ -107,7 +108,7 @@ func BenchmarkRegister(b *testing.B) {
 			b.ResetTimer()
 			n := 0
 			for i := range b.N {
-				e := s.g.Register(convert.Registration{Testimony: plain(fresh[i]), Server: "bench"})
+				e := s.g.Register(ctx, convert.Registration{Testimony: plain(fresh[i]), Server: "bench"})
 				n += len(e.ID)
 			}
 			b.StopTimer()
@@ -158,18 +159,19 @@ func BenchmarkMapLookup(b *testing.B) {
 // TestHitPathAllocs pins the zero-allocation fast paths (R3, bench README):
 // registering a held uri and reading an entry allocate nothing.
 func TestHitPathAllocs(t *testing.T) {
+	ctx := t.Context()
 	const u = "https://files.example/hit?sig=abc"
 	const respelled = "HTTPS://FILES.example:443/hit?sig=abc"
-	g := refs.New(refs.Config{Capacity: 4})
-	id := g.Register(from("srv", plain(u))).ID
-	g.Register(from("srv", plain(respelled)))
+	g := newReg(t, refs.Config{Capacity: 4})
+	id := g.Register(ctx, from("srv", plain(u))).ID
+	g.Register(ctx, from("srv", plain(respelled)))
 	tests := []struct {
 		name, reason string
 		f            func()
 	}{
-		{"register-same-server", "a server naming a held uri again (R2, R3)", func() { g.Register(from("srv", plain(u))) }},
-		{"register-serverless", "serverless content naming a held uri (R2, R6)", func() { g.Register(from("", plain(u))) }},
-		{"register-respelled", "a spelling seen before takes the fast path too (N8)", func() { g.Register(from("srv", plain(respelled))) }},
+		{"register-same-server", "a server naming a held uri again (R2, R3)", func() { g.Register(ctx, from("srv", plain(u))) }},
+		{"register-serverless", "serverless content naming a held uri (R2, R6)", func() { g.Register(ctx, from("", plain(u))) }},
+		{"register-respelled", "a spelling seen before takes the fast path too (N8)", func() { g.Register(ctx, from("srv", plain(respelled))) }},
 		{"entry", "a view reading an entry by id (R3)", func() { g.Entry(id) }},
 		{"entry-for-uri", "a view reading an entry by uri", func() { g.EntryForURI(u) }},
 	}
@@ -182,18 +184,51 @@ func TestHitPathAllocs(t *testing.T) {
 	}
 }
 
-// TestMarkedHotPathAllocs: the fetcher asks Marked once per chunk, so for
-// a uri the registry holds it must not canonicalize (allocate) again, even
-// for a spelling the canonical fast path does not cover.
+// TestMarkedHotPathAllocs: the fetcher asks MarkedHere once per chunk, so
+// for a uri the registry holds it must not canonicalize (allocate) again,
+// even for a spelling the canonical fast path does not cover.
 func TestMarkedHotPathAllocs(t *testing.T) {
-	g := refs.New(refs.Config{})
+	ctx := t.Context()
+	g := newReg(t, refs.Config{})
 	const u = "https://files.example/out%2Ftake.wav?sig=a%20b"
-	g.Register(convert.Registration{Testimony: plain(u), Server: "s"})
-	if n := testing.AllocsPerRun(100, func() { _ = g.Marked(u) }); n != 0 {
-		t.Errorf("Marked of a held uri allocated %v times per call", n)
+	g.Register(ctx, convert.Registration{Testimony: plain(u), Server: "s"})
+	if n := testing.AllocsPerRun(100, func() { _ = g.MarkedHere(u) }); n != 0 {
+		t.Errorf("MarkedHere of a held uri allocated %v times per call", n)
 	}
-	g.MarkNever(u, "s")
-	if !g.Marked(u) {
+	g.MarkNever(ctx, u, "s")
+	if !g.MarkedHere(u) || !g.Marked(ctx, u) {
 		t.Error("N1: a marked uri reads unmarked")
+	}
+}
+
+// TestEvictionWithoutListenerTakesNoSnapshot: a snapshot of an evicted
+// record is built only for an OnEvict callback, so a registry without one
+// pays nothing for it when a registration evicts (R3, R8).
+func TestEvictionWithoutListenerTakesNoSnapshot(t *testing.T) {
+	ctx := t.Context()
+	const capacity, runs = 8, 200
+	uris := make([]string, capacity+runs+1)
+	for i := range uris {
+		uris[i] = uriN(i)
+	}
+	allocs := func(cfg refs.Config) float64 {
+		g := newReg(t, cfg)
+		n := 0
+		register := func() {
+			// Two servers, so a snapshot has a Servers slice to copy.
+			g.Register(ctx, from("s1", plain(uris[n])))
+			g.Register(ctx, from("s2", plain(uris[n])))
+			n++
+		}
+		for range capacity {
+			register()
+		}
+		return testing.AllocsPerRun(runs, register)
+	}
+	quiet := allocs(refs.Config{Capacity: capacity})
+	heard := allocs(refs.Config{Capacity: capacity, OnEvict: func(refs.Record, refs.EvictReason) {}})
+	if quiet >= heard {
+		t.Errorf("R3/R8: an evicting registration allocates %v times without OnEvict and %v with it; "+
+			"want fewer without (no snapshot for no listener)", quiet, heard)
 	}
 }

@@ -16,6 +16,7 @@ import (
 // (R7). Run it under -race. Evictions happen throughout, and the eviction
 // callback calls back into the registry.
 func TestConcurrentUse(t *testing.T) {
+	ctx := t.Context()
 	const (
 		workers  = 8
 		rounds   = 3000
@@ -31,9 +32,12 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	var evictions atomic.Int64
 	var g *refs.Registry
-	g = refs.New(refs.Config{
+	g = newReg(t, refs.Config{
 		Capacity: capacity,
-		Remover:  &fakeRemover{},
+		// A store as well as the registry's own memory, so the calls made
+		// without the lock race with everything else.
+		Marks:   refs.NewMemoryMarks(0),
+		Remover: &fakeRemover{},
 		OnEvict: func(r refs.Record, _ refs.EvictReason) {
 			evictions.Add(1)
 			if n := g.Len(); n > g.Cap() {
@@ -70,10 +74,10 @@ func TestConcurrentUse(t *testing.T) {
 				var e convert.Entry
 				switch i % 6 {
 				case 0, 1:
-					e = g.Register(convert.Registration{Testimony: plain(u), Server: server, Never: i%97 == 0})
+					e = g.Register(ctx, convert.Registration{Testimony: plain(u), Server: server, Never: i%97 == 0})
 				case 2:
 					var ok bool
-					if e, ok = g.MarkNever(u, "srv-mark"); !ok {
+					if e, ok = g.MarkNever(ctx, u, "srv-mark"); !ok {
 						fail("N1: MarkNever with a server reported false")
 					}
 				case 3:
@@ -84,12 +88,13 @@ func TestConcurrentUse(t *testing.T) {
 					continue
 				case 4:
 					if len(ids) > 0 {
-						err := g.Save(ids[i%len(ids)], refs.Saved{Path: "store/" + ids[i%len(ids)], Bytes: 1})
-						if err != nil && !errors.Is(err, refs.ErrStale) && !errors.Is(err, refs.ErrMarked) {
+						err := g.Save(ids[i%len(ids)], convert.Copy{Path: "store/" + ids[i%len(ids)], Bytes: 1}, plain(u))
+						if err != nil && !errors.Is(err, refs.ErrGone) && !errors.Is(err, refs.ErrMarked) {
 							fail("F19: Save = %v", err)
 						}
 					}
-					g.Marked(u)
+					g.Marked(ctx, u)
+					g.MarkedHere(u)
 					continue
 				case 5:
 					if len(ids) > 0 {
@@ -148,7 +153,7 @@ func TestConcurrentUse(t *testing.T) {
 		if got := uriform.Canonical(rec.URI); got != key {
 			t.Errorf("R4/R7: id %s resolves to %q, want a record for %q", id, got, key)
 		}
-		if rec.Never && rec.Saved != nil {
+		if rec.Never && rec.Copy != nil {
 			t.Errorf("N3: marked record %s still names a copy", id)
 		}
 	}

@@ -39,6 +39,7 @@ func (l *evictLog) got() []eviction {
 }
 
 func TestEvictionCallback(t *testing.T) {
+	ctx := t.Context()
 	a, b, c := uriN(1), uriN(2), uriN(3)
 	tests := []struct {
 		name, reason string
@@ -50,7 +51,7 @@ func TestEvictionCallback(t *testing.T) {
 			name:   "capacity",
 			reason: "a capacity eviction reports EvictCapacity with the evicted record (R8)",
 			act: func(g *refs.Registry, ids map[string]string) []eviction {
-				g.Register(from("srv", plain(c)))
+				g.Register(ctx, from("srv", plain(c)))
 				return []eviction{{ids[a], a, refs.EvictCapacity}}
 			},
 		},
@@ -58,7 +59,7 @@ func TestEvictionCallback(t *testing.T) {
 			name:   "capacity-by-mark-never",
 			reason: "a record MarkNever creates can evict too, reported as capacity (R8)",
 			act: func(g *refs.Registry, ids map[string]string) []eviction {
-				g.MarkNever(c, "srv")
+				g.MarkNever(ctx, c, "srv")
 				return []eviction{{ids[a], a, refs.EvictCapacity}}
 			},
 		},
@@ -87,10 +88,10 @@ func TestEvictionCallback(t *testing.T) {
 			name:   "re-register-is-not-eviction",
 			reason: "registering a held uri again overwrites; overwrite is never an eviction (anti-pattern 2)",
 			act: func(g *refs.Registry, _ map[string]string) []eviction {
-				g.Register(from("srv", named(a, "renamed")))
-				g.Register(from("other", named(a, "again")))
-				g.Register(from("", named(b, "relay")))
-				g.Register(from("srv", plain("HTTPS://files.example/r/2")))
+				g.Register(ctx, from("srv", named(a, "renamed")))
+				g.Register(ctx, from("other", named(a, "again")))
+				g.Register(ctx, from("", named(b, "relay")))
+				g.Register(ctx, from("srv", plain("HTTPS://files.example/r/2")))
 				return nil
 			},
 		},
@@ -98,8 +99,8 @@ func TestEvictionCallback(t *testing.T) {
 			name:   "mark-is-not-eviction",
 			reason: "marking a held record changes it in place (anti-pattern 2)",
 			act: func(g *refs.Registry, _ map[string]string) []eviction {
-				g.Register(never("srv", plain(a)))
-				g.MarkNever(b, "srv")
+				g.Register(ctx, never("srv", plain(a)))
+				g.MarkNever(ctx, b, "srv")
 				return nil
 			},
 		},
@@ -111,7 +112,7 @@ func TestEvictionCallback(t *testing.T) {
 				g.Entry(ids[b])
 				g.ByURI(a)
 				g.EntryForURI(b)
-				_ = g.Save(ids[a], refs.Saved{Path: "p"})
+				_ = g.Save(ids[a], convert.Copy{Path: "p"}, plain(a))
 				g.Lookup("ref_unknown_fixture")
 				return nil
 			},
@@ -121,8 +122,8 @@ func TestEvictionCallback(t *testing.T) {
 			reason: "each capacity eviction is reported once, least recent first (R3, R8)",
 			act: func(g *refs.Registry, ids map[string]string) []eviction {
 				g.Entry(ids[a])
-				g.Register(from("srv", plain(c)))
-				g.Register(from("srv", plain(uriN(4))))
+				g.Register(ctx, from("srv", plain(c)))
+				g.Register(ctx, from("srv", plain(uriN(4))))
 				return []eviction{{ids[b], b, refs.EvictCapacity}, {ids[a], a, refs.EvictCapacity}}
 			},
 		},
@@ -130,10 +131,10 @@ func TestEvictionCallback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var log evictLog
-			g := refs.New(refs.Config{Capacity: 2, OnEvict: log.onEvict})
+			g := newReg(t, refs.Config{Capacity: 2, OnEvict: log.onEvict})
 			ids := map[string]string{}
 			for _, u := range []string{a, b} {
-				ids[u] = g.Register(from("srv", plain(u))).ID
+				ids[u] = g.Register(ctx, from("srv", plain(u))).ID
 			}
 			want := tt.act(g, ids)
 			if diff := cmp.Diff(want, log.got()); diff != "" {
@@ -144,12 +145,13 @@ func TestEvictionCallback(t *testing.T) {
 }
 
 func TestEvictionSnapshot(t *testing.T) {
+	ctx := t.Context()
 	var log evictLog
-	g := refs.New(refs.Config{Capacity: 1, OnEvict: log.onEvict})
-	e := g.Register(from("s1", named(secretURI, "take")))
-	g.Register(from("s2", named(secretURI, "take 2")))
-	saved := refs.Saved{Path: "store/take.wav", Bytes: 7, MimeType: "audio/wav"}
-	if err := g.Save(e.ID, saved); err != nil {
+	g := newReg(t, refs.Config{Capacity: 1, OnEvict: log.onEvict})
+	e := g.Register(ctx, from("s1", named(secretURI, "take")))
+	g.Register(ctx, from("s2", named(secretURI, "take 2")))
+	saved := convert.Copy{Path: "store/take.wav", Bytes: 7, MimeType: "audio/wav"}
+	if err := g.Save(e.ID, saved, named(secretURI, "take 2")); err != nil {
 		t.Fatalf("setup: Save = %v", err)
 	}
 	// Written out rather than read back through Lookup, which builds its
@@ -159,9 +161,9 @@ func TestEvictionSnapshot(t *testing.T) {
 		URI:       secretURI,
 		Testimony: named(secretURI, "take 2"),
 		Servers:   []string{"s1", "s2"},
-		Saved:     &saved,
+		Copy:      &saved,
 	}
-	g.Register(from("s1", plain(uriN(1))))
+	g.Register(ctx, from("s1", plain(uriN(1))))
 
 	if len(log.recs) != 1 {
 		t.Fatalf("R8: %d evictions, want 1", len(log.recs))
@@ -172,7 +174,8 @@ func TestEvictionSnapshot(t *testing.T) {
 }
 
 // withinDeadline fails the test if f does not return within 5 s, as a
-// callback run under the registry's lock would deadlock (anti-pattern 1).
+// callback (eviction callback, mark store, remover) run under the
+// registry's lock would deadlock when it calls back in (anti-pattern 1).
 func withinDeadline(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
@@ -183,11 +186,12 @@ func withinDeadline(t *testing.T, what string, f func()) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatalf("R7/R8: %s did not return within 5s: the eviction callback deadlocked (anti-pattern 1)", what)
+		t.Fatalf("R7/R8: %s did not return within 5s: a callback into the registry deadlocked (anti-pattern 1)", what)
 	}
 }
 
 func TestEvictionCallbackReentrant(t *testing.T) {
+	ctx := t.Context()
 	var g *refs.Registry
 	var mu sync.Mutex
 	var seen []string
@@ -204,9 +208,11 @@ func TestEvictionCallbackReentrant(t *testing.T) {
 		}
 		g.ByURI(r.URI)
 		g.EntryForURI(r.URI)
-		g.Marked(r.URI)
-		_ = g.Save(r.ID, refs.Saved{Path: "p"})
-		g.Register(from("srv", plain(uriN(0)))) // held: a hit, no eviction
+		g.Marked(ctx, r.URI)
+		g.MarkedHere(r.URI)
+		_ = g.Save(r.ID, convert.Copy{Path: "p"}, plain(r.URI))
+		_ = g.SaveMarked(r.ID, convert.Copy{Path: "p"}, plain(r.URI))
+		g.Register(ctx, from("srv", plain(uriN(0)))) // held: a hit, no eviction
 
 		mu.Lock()
 		seen = append(seen, why.String()+" "+r.URI)
@@ -216,23 +222,23 @@ func TestEvictionCallbackReentrant(t *testing.T) {
 		if first {
 			// Bring the evicted uri back: this evicts again from inside
 			// the callback, so the callback runs nested.
-			g.Register(from("srv", plain(r.URI)))
-			g.MarkNever(uriN(99), "srv")
-			if e, ok := g.Entry(g.Register(from("srv", plain(r.URI))).ID); !ok || e.Testimony.URI != r.URI {
+			g.Register(ctx, from("srv", plain(r.URI)))
+			g.MarkNever(ctx, uriN(99), "srv")
+			if e, ok := g.Entry(g.Register(ctx, from("srv", plain(r.URI))).ID); !ok || e.Testimony.URI != r.URI {
 				panic("the re-registered uri is not held")
 			}
 		}
 	}
-	g = refs.New(refs.Config{Capacity: 3, OnEvict: onEvict})
+	g = newReg(t, refs.Config{Capacity: 3, OnEvict: onEvict})
 	withinDeadline(t, "Register causing a capacity eviction", func() {
-		g.Register(from("srv", plain(uriN(0))))
-		g.Register(from("srv", plain(uriN(1))))
-		g.Register(from("srv", plain(uriN(2))))
-		g.Register(from("srv", plain(uriN(0)))) // uri 1 is now least recent
-		g.Register(from("srv", plain(uriN(3)))) // evicts uri 1
+		g.Register(ctx, from("srv", plain(uriN(0))))
+		g.Register(ctx, from("srv", plain(uriN(1))))
+		g.Register(ctx, from("srv", plain(uriN(2))))
+		g.Register(ctx, from("srv", plain(uriN(0)))) // uri 1 is now least recent
+		g.Register(ctx, from("srv", plain(uriN(3)))) // evicts uri 1
 	})
 	withinDeadline(t, "MarkNever causing a capacity eviction", func() {
-		g.MarkNever(uriN(4), "srv")
+		g.MarkNever(ctx, uriN(4), "srv")
 	})
 	withinDeadline(t, "Remove", func() {
 		rec, ok := g.ByURI(uriN(0))
@@ -255,10 +261,11 @@ func TestEvictionCallbackReentrant(t *testing.T) {
 }
 
 func TestEvictionCallbackMayRemove(t *testing.T) {
+	ctx := t.Context()
 	// A host that drops a companion record when one leaves.
 	var g *refs.Registry
 	var companion string
-	g = refs.New(refs.Config{Capacity: 2, OnEvict: func(r refs.Record, why refs.EvictReason) {
+	g = newReg(t, refs.Config{Capacity: 2, OnEvict: func(r refs.Record, why refs.EvictReason) {
 		if why == refs.EvictCapacity && companion != "" {
 			id := companion
 			companion = ""
@@ -266,9 +273,9 @@ func TestEvictionCallbackMayRemove(t *testing.T) {
 		}
 	}})
 	withinDeadline(t, "Remove inside the eviction callback", func() {
-		g.Register(from("srv", plain(uriN(1))))
-		companion = g.Register(from("srv", plain(uriN(2)))).ID
-		g.Register(from("srv", plain(uriN(3))))
+		g.Register(ctx, from("srv", plain(uriN(1))))
+		companion = g.Register(ctx, from("srv", plain(uriN(2)))).ID
+		g.Register(ctx, from("srv", plain(uriN(3))))
 	})
 	if n := g.Len(); n != 1 {
 		t.Errorf("R8: Len = %d after the callback removed its companion, want 1", n)

@@ -1,6 +1,7 @@
 package refs_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,8 +13,13 @@ import (
 // A record lives until the registry's bound pushes it out; after that its
 // id is unknown, never another record.
 func ExampleRegistry_Resolve() {
-	g := refs.New(refs.Config{Capacity: 1})
-	report := g.Register(convert.Registration{
+	ctx := context.Background()
+	g, err := refs.New(refs.Config{Capacity: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	report := g.Register(ctx, convert.Registration{
 		Testimony: convert.Testimony{URI: "https://files.example/report.pdf", Present: convert.FieldURI},
 		Server:    "docs",
 	})
@@ -21,7 +27,7 @@ func ExampleRegistry_Resolve() {
 	fmt.Println(strings.HasPrefix(report.ID, "ref_"), rec.Server(), err)
 
 	// A second reference takes the only slot.
-	g.Register(convert.Registration{
+	g.Register(ctx, convert.Registration{
 		Testimony: convert.Testimony{URI: "https://files.example/chart.png", Present: convert.FieldURI},
 		Server:    "docs",
 	})
@@ -37,19 +43,24 @@ func ExampleRegistry_Resolve() {
 // lift it, no copy may be saved, and another spelling of the uri is marked
 // too.
 func ExampleRegistry_MarkNever() {
-	g := refs.New(refs.Config{})
-	e, ok := g.MarkNever("https://mail.example/att/7?sig=abc", "mail")
+	ctx := context.Background()
+	g, err := refs.New(refs.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	e, ok := g.MarkNever(ctx, "https://mail.example/att/7?sig=abc", "mail")
 	fmt.Println(ok, e.Never)
 
-	again := g.Register(convert.Registration{
+	again := g.Register(ctx, convert.Registration{
 		Testimony: convert.Testimony{URI: "https://mail.example/att/7?sig=abc", Present: convert.FieldURI},
 		Server:    "mail",
 	})
 	fmt.Println(again.ID == e.ID, again.Never)
 
-	err := g.Save(e.ID, refs.Saved{Path: "store/" + e.ID + ".bin"})
+	err = g.Save(e.ID, convert.Copy{Path: "store/" + e.ID + ".bin"}, again.Testimony)
 	fmt.Println(errors.Is(err, refs.ErrMarked))
-	fmt.Println(g.Marked("HTTPS://MAIL.example:443/att/7?sig=abc"))
+	fmt.Println(g.Marked(ctx, "HTTPS://MAIL.example:443/att/7?sig=abc"))
 	// Output:
 	// true true
 	// true true

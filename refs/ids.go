@@ -10,7 +10,7 @@ import (
 // idMint hands out reference ids. Each id is a 64-bit counter passed
 // through a four-round Feistel network keyed from the registry's random
 // source: a permutation, so no two counter values give one id, and no
-// registry needs to remember the ids it issued to keep them unique (R1).
+// registry needs to remember the ids it issued to keep them unique.
 // The key comes from crypto/rand by default; nothing a server sends feeds
 // it. Ids are opaque, not secret: a guessed id still resolves only inside
 // the host.
@@ -19,12 +19,12 @@ type idMint struct {
 	next uint64
 }
 
-func newIDMint(r io.Reader) *idMint {
+func newIDMint(r io.Reader) (*idMint, error) {
 	m := &idMint{}
 	if _, err := io.ReadFull(r, m.key[:]); err != nil {
-		panic("refs: id randomness failed: " + err.Error())
+		return nil, err
 	}
-	return m
+	return m, nil
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -1,61 +1,105 @@
 package refs
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
-// MarkStore remembers never marks by canonical uri so a mark outlives the
-// record it was made on (behaviors N7). A host that wants marks to survive
-// a restart supplies a durable implementation. Implementations must be
-// safe for concurrent use; they are called with the registry's lock held,
-// so they must not call back into the registry.
+// MarkStore keeps never marks by canonical uri beyond the registry's own
+// memory, so that a mark outlives its record, the process, or the host
+// (marks in a shared database, for a fleet). The registry always keeps the
+// marks it made in memory as well; the store is the durable layer.
+//
+// The registry never calls a MarkStore with a lock held, so an
+// implementation may block on the network and may call back into the
+// registry. Implementations must be safe for concurrent use.
+//
+// A store never sees a uri: its keys are "sha256:" and the base64url
+// SHA-256 digest of the uri's canonical form, since a uri may carry a
+// credential. The same uri always gives the same key.
+//
+// Failure is closed: when Mark fails, the mark still holds in the
+// registry's memory for the process's life, and the next never for that
+// uri tries the store again; when Marked fails, the uri is treated as
+// marked, and a record registered then stays withheld while the registry
+// holds it. An error is logged (with the uri cut out), never shown to a
+// model.
 type MarkStore interface {
-	// Mark records that server's content marked key never.
-	Mark(key, server string)
-	// Marked reports whether key carries a mark.
-	Marked(key string) bool
+	// Mark records that server's content marked key never. It returns
+	// once the mark is durable as far as the store promises.
+	Mark(ctx context.Context, key, server string) error
+	// Marked reports whether any server marked key.
+	Marked(ctx context.Context, key string) (bool, error)
 }
 
-// DefaultMarkBound is the number of marks a [MemoryMarks] made with a zero
-// bound keeps.
+// DefaultMarkBound is how many marks a [MemoryMarks] keeps for each
+// server when made with a zero bound.
 const DefaultMarkBound = 100_000
 
-// MemoryMarks is the default in-memory [MarkStore]. It keeps at most its
-// bound of marks, dropping the oldest first, so a hostile server cannot
-// grow it without limit. It is safe for concurrent use.
+// MemoryMarks is an in-memory [MarkStore], the one each registry keeps of
+// its own. It bounds the marks it keeps per server and, at a server's
+// bound, forgets that server's oldest mark first: a flood of marks from
+// one server evicts only that server's marks, never another's. A key
+// marked by several servers stays marked while any of them holds it. Its
+// methods never fail. It is safe for concurrent use.
 type MemoryMarks struct {
-	mu    sync.Mutex
-	bound int
-	set   map[string]struct{}
-	order []string
+	mu       sync.Mutex
+	bound    int
+	byServer map[string]*serverMarks
+	holders  map[string]int // key -> how many servers hold a mark on it
 }
 
-// NewMemoryMarks returns an empty store keeping at most bound marks; zero
-// or less means DefaultMarkBound.
+type serverMarks struct {
+	set   map[string]struct{}
+	order []string // oldest first; a ring would save copies, a slice is plain
+}
+
+// NewMemoryMarks returns an empty store keeping at most bound marks per
+// server; zero or less means [DefaultMarkBound].
 func NewMemoryMarks(bound int) *MemoryMarks {
 	if bound <= 0 {
 		bound = DefaultMarkBound
 	}
-	return &MemoryMarks{bound: bound, set: make(map[string]struct{})}
+	return &MemoryMarks{bound: bound, byServer: make(map[string]*serverMarks), holders: make(map[string]int)}
 }
 
-// Mark records a mark on key.
-func (m *MemoryMarks) Mark(key, _ string) {
+// Mark records server's mark on key. It never fails.
+func (m *MemoryMarks) Mark(_ context.Context, key, server string) error {
+	m.mark(key, server)
+	return nil
+}
+
+func (m *MemoryMarks) mark(key, server string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.set[key]; ok {
+	sm := m.byServer[server]
+	if sm == nil {
+		sm = &serverMarks{set: make(map[string]struct{})}
+		m.byServer[server] = sm
+	}
+	if _, ok := sm.set[key]; ok {
 		return
 	}
-	if len(m.order) >= m.bound {
-		delete(m.set, m.order[0])
-		m.order = m.order[1:]
+	if len(sm.order) >= m.bound {
+		old := sm.order[0]
+		sm.order = sm.order[1:]
+		delete(sm.set, old)
+		if m.holders[old]--; m.holders[old] <= 0 {
+			delete(m.holders, old)
+		}
 	}
-	m.set[key] = struct{}{}
-	m.order = append(m.order, key)
+	sm.set[key] = struct{}{}
+	sm.order = append(sm.order, key)
+	m.holders[key]++
 }
 
-// Marked reports whether key carries a mark.
-func (m *MemoryMarks) Marked(key string) bool {
+// Marked reports whether any server holds a mark on key. It never fails.
+func (m *MemoryMarks) Marked(_ context.Context, key string) (bool, error) {
+	return m.marked(key), nil
+}
+
+func (m *MemoryMarks) marked(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.set[key]
-	return ok
+	return m.holders[key] > 0
 }

@@ -1,6 +1,7 @@
 package refs_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -38,7 +39,7 @@ type fakeRemover struct {
 	err   error
 }
 
-func (f *fakeRemover) Remove(path string) error {
+func (f *fakeRemover) Remove(_ context.Context, path string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.paths = append(f.paths, path)
@@ -56,6 +57,7 @@ func never(server string, t convert.Testimony) convert.Registration {
 }
 
 func TestMarks(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		steps        func(g *refs.Registry) convert.Entry
@@ -66,7 +68,7 @@ func TestMarks(t *testing.T) {
 		{
 			name:        "server-never",
 			reason:      "a server's never marks the record it registers (N1)",
-			steps:       func(g *refs.Registry) convert.Entry { return g.Register(never("vst", plain(secretURI))) },
+			steps:       func(g *refs.Registry) convert.Entry { return g.Register(ctx, never("vst", plain(secretURI))) },
 			wantNever:   true,
 			wantBy:      "vst",
 			wantServers: []string{"vst"},
@@ -74,7 +76,7 @@ func TestMarks(t *testing.T) {
 		{
 			name:        "serverless-never",
 			reason:      "a never in serverless content marks nothing (N4)",
-			steps:       func(g *refs.Registry) convert.Entry { return g.Register(never("", plain(secretURI))) },
+			steps:       func(g *refs.Registry) convert.Entry { return g.Register(ctx, never("", plain(secretURI))) },
 			wantNever:   false,
 			wantServers: nil,
 		},
@@ -82,8 +84,8 @@ func TestMarks(t *testing.T) {
 			name:   "serverless-never-on-server-record",
 			reason: "a serverless never does not mark a record a server bound either (N4)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(from("vst", plain(secretURI)))
-				return g.Register(never("", plain(secretURI)))
+				g.Register(ctx, from("vst", plain(secretURI)))
+				return g.Register(ctx, never("", plain(secretURI)))
 			},
 			wantNever:   false,
 			wantServers: []string{"vst"},
@@ -92,8 +94,8 @@ func TestMarks(t *testing.T) {
 			name:   "plain-after-never-same-server",
 			reason: "a later plain delivery from the marking server does not lift the mark (N1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(never("vst", plain(secretURI)))
-				return g.Register(from("vst", plain(secretURI)))
+				g.Register(ctx, never("vst", plain(secretURI)))
+				return g.Register(ctx, from("vst", plain(secretURI)))
 			},
 			wantNever:   true,
 			wantBy:      "vst",
@@ -103,8 +105,8 @@ func TestMarks(t *testing.T) {
 			name:   "plain-after-never-other-server",
 			reason: "another server cannot expand what a server vetoed (N1, §3.1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(never("vst", plain(secretURI)))
-				return g.Register(from("mail", convert.Testimony{URI: secretURI, Disposition: convert.DispositionRef, Present: convert.FieldURI | convert.FieldDisposition}))
+				g.Register(ctx, never("vst", plain(secretURI)))
+				return g.Register(ctx, from("mail", convert.Testimony{URI: secretURI, Disposition: convert.DispositionRef, Present: convert.FieldURI | convert.FieldDisposition}))
 			},
 			wantNever:   true,
 			wantBy:      "vst",
@@ -114,8 +116,8 @@ func TestMarks(t *testing.T) {
 			name:   "plain-after-never-serverless",
 			reason: "serverless content cannot lift a mark (N1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(never("vst", plain(secretURI)))
-				return g.Register(from("", plain(secretURI)))
+				g.Register(ctx, never("vst", plain(secretURI)))
+				return g.Register(ctx, from("", plain(secretURI)))
 			},
 			wantNever:   true,
 			wantBy:      "vst",
@@ -125,8 +127,8 @@ func TestMarks(t *testing.T) {
 			name:   "never-after-plain",
 			reason: "the first never for a uri marks the record a plain delivery made (N1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(from("vst", plain(secretURI)))
-				return g.Register(never("mail", plain(secretURI)))
+				g.Register(ctx, from("vst", plain(secretURI)))
+				return g.Register(ctx, never("mail", plain(secretURI)))
 			},
 			wantNever:   true,
 			wantBy:      "mail",
@@ -136,8 +138,8 @@ func TestMarks(t *testing.T) {
 			name:   "second-never-keeps-first-marker",
 			reason: "the record names the server whose never made the first mark (N1, N5)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(never("vst", plain(secretURI)))
-				return g.Register(never("mail", plain(secretURI)))
+				g.Register(ctx, never("vst", plain(secretURI)))
+				return g.Register(ctx, never("mail", plain(secretURI)))
 			},
 			wantNever:   true,
 			wantBy:      "vst",
@@ -148,7 +150,7 @@ func TestMarks(t *testing.T) {
 			reason: "a never on a block that makes no stub creates a marked record bound to " +
 				"that server (N1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				e, _ := g.MarkNever(secretURI, "vst")
+				e, _ := g.MarkNever(ctx, secretURI, "vst")
 				return e
 			},
 			wantNever:   true,
@@ -159,8 +161,8 @@ func TestMarks(t *testing.T) {
 			name:   "mark-never-existing-serverless-record",
 			reason: "MarkNever binds the server to a record serverless content made (N1)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(from("", plain(secretURI)))
-				e, _ := g.MarkNever(secretURI, "vst")
+				g.Register(ctx, from("", plain(secretURI)))
+				e, _ := g.MarkNever(ctx, secretURI, "vst")
 				return e
 			},
 			wantNever:   true,
@@ -171,8 +173,8 @@ func TestMarks(t *testing.T) {
 			name:   "mark-never-respelled",
 			reason: "a never on another spelling marks the same record (N8)",
 			steps: func(g *refs.Registry) convert.Entry {
-				g.Register(from("vst", plain(secretURI)))
-				e, _ := g.MarkNever("HTTPS://FILES.EXAMPLE:443/take.wav?token=secret", "vst")
+				g.Register(ctx, from("vst", plain(secretURI)))
+				e, _ := g.MarkNever(ctx, "HTTPS://FILES.EXAMPLE:443/take.wav?token=secret", "vst")
 				return e
 			},
 			wantNever:   true,
@@ -183,7 +185,7 @@ func TestMarks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs logtest.Buffer
-			g := refs.New(refs.Config{Logger: logs.Logger()})
+			g := newReg(t, refs.Config{Logger: logs.Logger()})
 			e := tt.steps(g)
 			if e.Never != tt.wantNever {
 				t.Errorf("N1: entry Never = %t, want %t (%s)", e.Never, tt.wantNever, tt.reason)
@@ -196,8 +198,11 @@ func TestMarks(t *testing.T) {
 				t.Errorf("N1: servers (-want +got) (%s):\n%s", tt.reason, diff)
 			}
 			for _, spelling := range []string{secretURI, " HTTPS://files.example/take.wav?token=secret"} {
-				if got := g.Marked(spelling); got != tt.wantNever {
+				if got := g.Marked(ctx, spelling); got != tt.wantNever {
 					t.Errorf("N1/N8: Marked(%+q) = %t, want %t (%s)", spelling, got, tt.wantNever, tt.reason)
+				}
+				if got := g.MarkedHere(spelling); got != tt.wantNever {
+					t.Errorf("N1/N8: MarkedHere(%+q) = %t, want %t (%s)", spelling, got, tt.wantNever, tt.reason)
 				}
 			}
 			if g.Len() != 1 {
@@ -211,16 +216,18 @@ func TestMarks(t *testing.T) {
 }
 
 func TestMarkNeverWithoutServer(t *testing.T) {
-	g := refs.New(refs.Config{})
-	if e, ok := g.MarkNever(secretURI, ""); ok || e != (convert.Entry{}) {
+	ctx := t.Context()
+	g := newReg(t, refs.Config{})
+	if e, ok := g.MarkNever(ctx, secretURI, ""); ok || e != (convert.Entry{}) {
 		t.Errorf("N4: MarkNever with no server = %+v, %t; want nothing marked", e, ok)
 	}
-	if g.Len() != 0 || g.Marked(secretURI) {
+	if g.Len() != 0 || g.Marked(ctx, secretURI) || g.MarkedHere(secretURI) {
 		t.Errorf("N4: serverless MarkNever created or marked a record (Len %d)", g.Len())
 	}
 }
 
 func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
+	ctx := t.Context()
 	const path = "store/ref_copy.wav"
 	tests := []struct {
 		name, reason string
@@ -233,7 +240,7 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			name:        "register-never-removes",
 			reason:      "the first mark forgets the copy and the Remover deletes it (N3)",
 			remover:     &fakeRemover{},
-			mark:        func(g *refs.Registry) { g.Register(never("vst", plain(secretURI))) },
+			mark:        func(g *refs.Registry) { g.Register(ctx, never("vst", plain(secretURI))) },
 			wantRemoved: []string{path},
 			wantPathLog: true,
 		},
@@ -241,21 +248,21 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			name:        "mark-never-removes",
 			reason:      "MarkNever is a first mark like any other (N1, N3)",
 			remover:     &fakeRemover{},
-			mark:        func(g *refs.Registry) { g.MarkNever(secretURI, "vst") },
+			mark:        func(g *refs.Registry) { g.MarkNever(ctx, secretURI, "vst") },
 			wantRemoved: []string{path},
 			wantPathLog: true,
 		},
 		{
 			name:        "no-remover-logs-path",
 			reason:      "without a Remover the copy is forgotten and the log says where it stays (N3)",
-			mark:        func(g *refs.Registry) { g.MarkNever(secretURI, "vst") },
+			mark:        func(g *refs.Registry) { g.MarkNever(ctx, secretURI, "vst") },
 			wantPathLog: true,
 		},
 		{
 			name:        "remover-fails",
 			reason:      "a failed removal is logged with the path, and the copy is still forgotten (N3)",
 			remover:     &fakeRemover{err: errors.New("disk says no")},
-			mark:        func(g *refs.Registry) { g.MarkNever(secretURI, "vst") },
+			mark:        func(g *refs.Registry) { g.MarkNever(ctx, secretURI, "vst") },
 			wantRemoved: []string{path},
 			wantPathLog: true,
 		},
@@ -264,10 +271,10 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			reason:  "only the first mark withdraws and logs (N3, N5)",
 			remover: &fakeRemover{},
 			mark: func(g *refs.Registry) {
-				g.Register(never("vst", plain(secretURI)))
-				g.MarkNever(secretURI, "vst")
-				g.Register(never("mail", plain(secretURI)))
-				g.MarkNever(secretURI, "mail")
+				g.Register(ctx, never("vst", plain(secretURI)))
+				g.MarkNever(ctx, secretURI, "vst")
+				g.Register(ctx, never("mail", plain(secretURI)))
+				g.MarkNever(ctx, secretURI, "mail")
 			},
 			wantRemoved: []string{path},
 			wantPathLog: true,
@@ -276,7 +283,7 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			name:    "serverless-never-keeps-copy",
 			reason:  "a serverless never marks nothing, so the copy stays named (N4)",
 			remover: &fakeRemover{},
-			mark:    func(g *refs.Registry) { g.Register(never("", plain(secretURI))) },
+			mark:    func(g *refs.Registry) { g.Register(ctx, never("", plain(secretURI))) },
 		},
 	}
 	for _, tt := range tests {
@@ -286,24 +293,24 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 			if tt.remover != nil {
 				cfg.Remover = tt.remover
 			}
-			g := refs.New(cfg)
-			id := g.Register(from("vst", plain(secretURI))).ID
-			if err := g.Save(id, refs.Saved{Path: path, Bytes: 9, MimeType: "audio/wav"}); err != nil {
+			g := newReg(t, cfg)
+			id := g.Register(ctx, from("vst", plain(secretURI))).ID
+			if err := g.Save(id, convert.Copy{Path: path, Bytes: 9, MimeType: "audio/wav"}, plain(secretURI)); err != nil {
 				t.Fatalf("setup: Save = %v", err)
 			}
 			tt.mark(g)
 
 			marked := tt.wantRemoved != nil || tt.wantPathLog
 			rec := mustLookup(t, g, id, "N3")
-			if marked && rec.Saved != nil {
-				t.Errorf("N3: the marked record still names its copy %+v (%s)", rec.Saved, tt.reason)
+			if marked && rec.Copy != nil {
+				t.Errorf("N3: the marked record still names its copy %+v (%s)", rec.Copy, tt.reason)
 			}
-			if !marked && rec.Saved == nil {
+			if !marked && rec.Copy == nil {
 				t.Errorf("N3: the copy was forgotten without a mark (%s)", tt.reason)
 			}
 			e, _ := g.Entry(id)
-			if marked && (e.Saved || e.SavedPath != "" || e.VerifiedBytes != 0 || e.VerifiedType != "") {
-				t.Errorf("N3: the entry still carries verified facts %+v (%s)", e, tt.reason)
+			if marked && e.Copy != nil {
+				t.Errorf("N3: the entry still carries verified facts %+v (%s)", e.Copy, tt.reason)
 			}
 			if tt.remover != nil {
 				if diff := cmp.Diff(tt.wantRemoved, tt.remover.removed()); diff != "" {
@@ -334,7 +341,7 @@ func TestFirstMarkWithdrawsSavedCopy(t *testing.T) {
 				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.String())
 			}
 			if marked {
-				if err := g.Save(id, refs.Saved{Path: "store/again.wav"}); !errors.Is(err, refs.ErrMarked) {
+				if err := g.Save(id, convert.Copy{Path: "store/again.wav"}, plain(secretURI)); !errors.Is(err, refs.ErrMarked) {
 					t.Errorf("N1/F18: Save after the mark = %v, want ErrMarked", err)
 				}
 			}
@@ -353,11 +360,12 @@ func withAttrPresent(lines []map[string]any, key string) []map[string]any {
 }
 
 func TestMarkLogNamesBoundServers(t *testing.T) {
+	ctx := t.Context()
 	var logs logtest.Buffer
-	g := refs.New(refs.Config{Logger: logs.Logger()})
-	g.Register(from("", plain(secretURI)))
-	g.Register(from("mail", plain(secretURI)))
-	e := g.Register(never("vst", plain(secretURI)))
+	g := newReg(t, refs.Config{Logger: logs.Logger()})
+	g.Register(ctx, from("", plain(secretURI)))
+	g.Register(ctx, from("mail", plain(secretURI)))
+	e := g.Register(ctx, never("vst", plain(secretURI)))
 	lines := withAttrPresent(withAttr(logs.Lines(t), "ref", e.ID), "server")
 	if len(lines) != 1 {
 		t.Fatalf("N5: %d mark lines, want 1:\n%s", len(lines), logs.String())
@@ -374,6 +382,7 @@ func TestMarkLogNamesBoundServers(t *testing.T) {
 }
 
 func TestMarkSurvivesEviction(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		mark         func(g *refs.Registry)
@@ -382,37 +391,40 @@ func TestMarkSurvivesEviction(t *testing.T) {
 		{
 			name:   "register-never-then-plain",
 			reason: "a plain delivery after eviction meets the remembered mark (N7)",
-			mark:   func(g *refs.Registry) { g.Register(never("vst", plain(secretURI))) },
+			mark:   func(g *refs.Registry) { g.Register(ctx, never("vst", plain(secretURI))) },
 			again:  from("vst", plain(secretURI)),
 		},
 		{
 			name:   "mark-never-then-serverless",
 			reason: "serverless content after eviction meets the remembered mark (N4, N7)",
-			mark:   func(g *refs.Registry) { g.MarkNever(secretURI, "vst") },
+			mark:   func(g *refs.Registry) { g.MarkNever(ctx, secretURI, "vst") },
 			again:  from("", plain(secretURI)),
 		},
 		{
 			name:   "respelled",
 			reason: "another spelling after eviction meets the remembered mark (N7, N8)",
-			mark:   func(g *refs.Registry) { g.MarkNever(secretURI, "vst") },
+			mark:   func(g *refs.Registry) { g.MarkNever(ctx, secretURI, "vst") },
 			again:  from("mail", plain("HTTPS://files.example:443/take.wav?token=secret")),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs logtest.Buffer
-			g := refs.New(refs.Config{Capacity: 2, Logger: logs.Logger()})
+			g := newReg(t, refs.Config{Capacity: 2, Logger: logs.Logger()})
 			tt.mark(g)
 			old, _ := g.ByURI(secretURI)
-			g.Register(from("vst", plain(uriN(1))))
-			g.Register(from("vst", plain(uriN(2))))
+			g.Register(ctx, from("vst", plain(uriN(1))))
+			g.Register(ctx, from("vst", plain(uriN(2))))
 			if _, ok := g.Lookup(old.ID); ok {
 				t.Fatalf("setup: the marked record was not evicted")
 			}
-			if !g.Marked(secretURI) {
+			if !g.Marked(ctx, secretURI) {
 				t.Errorf("N7: Marked(uri) = false once its record was evicted (%s)", tt.reason)
 			}
-			e := g.Register(tt.again)
+			if !g.MarkedHere(secretURI) {
+				t.Errorf("N7: MarkedHere(uri) = false once its record was evicted: the registry's memory lost the mark (%s)", tt.reason)
+			}
+			e := g.Register(ctx, tt.again)
 			if e.ID == old.ID {
 				t.Errorf("R1: the new record reused the evicted id %q", e.ID)
 			}
@@ -422,7 +434,7 @@ func TestMarkSurvivesEviction(t *testing.T) {
 			if rec := mustLookup(t, g, e.ID, "N7"); !rec.Never {
 				t.Errorf("N7: the uri's new record reads unmarked (%s)", tt.reason)
 			}
-			if err := g.Save(e.ID, refs.Saved{Path: "store/x.wav"}); !errors.Is(err, refs.ErrMarked) {
+			if err := g.Save(e.ID, convert.Copy{Path: "store/x.wav"}, plain(secretURI)); !errors.Is(err, refs.ErrMarked) {
 				t.Errorf("N7/F18: Save on the new record = %v, want ErrMarked (%s)", err, tt.reason)
 			}
 			if strings.Contains(logs.String(), "secret") {
@@ -433,61 +445,119 @@ func TestMarkSurvivesEviction(t *testing.T) {
 }
 
 func TestMarkOutlivesRestartWithSharedStore(t *testing.T) {
+	ctx := t.Context()
 	store := refs.NewMemoryMarks(0)
-	before := refs.New(refs.Config{Marks: store})
-	before.MarkNever(secretURI, "vst")
+	before := newReg(t, refs.Config{Marks: store})
+	before.MarkNever(ctx, secretURI, "vst")
 
 	// A registry built later over the same store stands for a host restarted
 	// with a durable mark store.
-	after := refs.New(refs.Config{Marks: store})
-	if !after.Marked(secretURI) {
+	after := newReg(t, refs.Config{Marks: store})
+	// MarkedHere asks only the registry's own memory, which a restart
+	// starts empty.
+	if after.MarkedHere(secretURI) {
+		t.Errorf("N7: MarkedHere asked the mark store; it is documented to read memory only")
+	}
+	if !after.Marked(ctx, secretURI) {
 		t.Errorf("N7: a fresh registry over the same store does not see the mark")
 	}
-	if e := after.Register(from("vst", plain(secretURI))); !e.Never {
+	e := after.Register(ctx, from("vst", plain(secretURI)))
+	if !e.Never {
 		t.Errorf("N7: a record registered after the restart is not marked")
 	}
-	if e := after.Register(from("vst", plain(uriN(1)))); e.Never {
+	if rec := mustLookup(t, after, e.ID, "N7"); !rec.Never || rec.NeverBy != "" {
+		t.Errorf("N7: record Never, NeverBy = %t, %q; want true, \"\" for a mark that came from the store", rec.Never, rec.NeverBy)
+	}
+	if !after.MarkedHere(secretURI) {
+		t.Errorf("N7: the record the store marked reads unmarked to MarkedHere")
+	}
+	if e := after.Register(ctx, from("vst", plain(uriN(1)))); e.Never {
 		t.Errorf("N7: an unrelated uri came out marked")
 	}
 }
 
+// mark is one call of MemoryMarks.Mark.
+type mark struct{ Key, Server string }
+
 func TestMemoryMarksBound(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		bound        int
-		marks        []string
+		marks        []mark
 		want         map[string]bool
 	}{
 		{
 			name:   "drops-oldest",
-			reason: "past its bound the store drops the oldest mark first (N7)",
+			reason: "past a server's bound the store drops that server's oldest mark first (N7)",
 			bound:  2,
-			marks:  []string{"a", "b", "c"},
+			marks:  []mark{{"a", "srv"}, {"b", "srv"}, {"c", "srv"}},
 			want:   map[string]bool{"a": false, "b": true, "c": true},
 		},
 		{
 			name:   "re-mark-keeps-age",
 			reason: "marking a marked key again neither duplicates it nor makes it younger",
 			bound:  2,
-			marks:  []string{"a", "b", "a", "c"},
+			marks:  []mark{{"a", "srv"}, {"b", "srv"}, {"a", "srv"}, {"c", "srv"}},
 			want:   map[string]bool{"a": false, "b": true, "c": true},
 		},
 		{
 			name:   "within-bound",
 			reason: "within the bound every mark is kept",
 			bound:  3,
-			marks:  []string{"a", "b", "c"},
+			marks:  []mark{{"a", "srv"}, {"b", "srv"}, {"c", "srv"}},
 			want:   map[string]bool{"a": true, "b": true, "c": true, "d": false},
+		},
+		{
+			name:   "bound-is-per-server",
+			reason: "one server's marks count against its own bound only; another's oldest stays (N7)",
+			bound:  2,
+			marks:  []mark{{"a", "s1"}, {"b", "s2"}, {"c", "s2"}, {"d", "s2"}},
+			want:   map[string]bool{"a": true, "b": false, "c": true, "d": true},
+		},
+		{
+			name:   "each-server-within-its-bound",
+			reason: "two servers each within the bound keep all their marks, more than the bound in total",
+			bound:  2,
+			marks:  []mark{{"a", "s1"}, {"b", "s2"}, {"c", "s1"}, {"d", "s2"}},
+			want:   map[string]bool{"a": true, "b": true, "c": true, "d": true},
+		},
+		{
+			name:   "shared-key-held-by-another",
+			reason: "a key stays marked while any server holds its mark",
+			bound:  1,
+			marks:  []mark{{"a", "s1"}, {"a", "s2"}, {"b", "s1"}},
+			want:   map[string]bool{"a": true, "b": true},
+		},
+		{
+			name:   "shared-key-dropped-by-all",
+			reason: "a key is unmarked once every server that held it dropped it",
+			bound:  1,
+			marks:  []mark{{"a", "s1"}, {"a", "s2"}, {"b", "s1"}, {"c", "s2"}},
+			want:   map[string]bool{"a": false, "b": true, "c": true},
+		},
+		{
+			name:   "re-mark-by-other-server",
+			reason: "another server marking a key its first marker dropped marks it again",
+			bound:  1,
+			marks:  []mark{{"a", "s1"}, {"b", "s1"}, {"a", "s2"}},
+			want:   map[string]bool{"a": true, "b": true},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := refs.NewMemoryMarks(tt.bound)
-			for _, k := range tt.marks {
-				m.Mark(k, "srv")
+			for _, mk := range tt.marks {
+				if err := m.Mark(ctx, mk.Key, mk.Server); err != nil {
+					t.Fatalf("MemoryMarks.Mark(%q, %q) = %v; it never fails", mk.Key, mk.Server, err)
+				}
 			}
 			for k, want := range tt.want {
-				if got := m.Marked(k); got != want {
+				got, err := m.Marked(ctx, k)
+				if err != nil {
+					t.Fatalf("MemoryMarks.Marked(%q) error = %v; it never fails", k, err)
+				}
+				if got != want {
 					t.Errorf("N7: Marked(%q) = %t, want %t (%s)", k, got, want, tt.reason)
 				}
 			}
@@ -495,29 +565,84 @@ func TestMemoryMarksBound(t *testing.T) {
 	}
 }
 
+// memMarked reads MemoryMarks.Marked, failing the test on an error.
+func memMarked(t *testing.T, m *refs.MemoryMarks, key string) bool {
+	t.Helper()
+	got, err := m.Marked(t.Context(), key)
+	if err != nil {
+		t.Fatalf("MemoryMarks.Marked(%q) error = %v; it never fails", key, err)
+	}
+	return got
+}
+
 func TestMemoryMarksDefaultBound(t *testing.T) {
+	ctx := t.Context()
 	for _, bound := range []int{0, -5} {
 		m := refs.NewMemoryMarks(bound)
 		for i := range refs.DefaultMarkBound + 1 {
-			m.Mark(strconv.Itoa(i), "srv")
+			_ = m.Mark(ctx, strconv.Itoa(i), "srv")
 		}
-		if m.Marked("0") {
-			t.Errorf("N7: NewMemoryMarks(%d) kept more than DefaultMarkBound marks", bound)
+		if memMarked(t, m, "0") {
+			t.Errorf("N7: NewMemoryMarks(%d) kept more than DefaultMarkBound marks for one server", bound)
 		}
-		if !m.Marked("1") || !m.Marked(strconv.Itoa(refs.DefaultMarkBound)) {
+		if !memMarked(t, m, "1") || !memMarked(t, m, strconv.Itoa(refs.DefaultMarkBound)) {
 			t.Errorf("N7: NewMemoryMarks(%d) dropped marks within DefaultMarkBound", bound)
 		}
 	}
 }
 
 func TestRegistryMarkBound(t *testing.T) {
-	g := refs.New(refs.Config{Capacity: 1, Marks: refs.NewMemoryMarks(1)})
-	g.MarkNever(uriN(1), "vst")
-	g.MarkNever(uriN(2), "vst") // evicts uri 1's record and its stored mark
-	if g.Marked(uriN(1)) {
-		t.Errorf("N7: the store's bound did not drop the oldest mark")
+	ctx := t.Context()
+	g := newReg(t, refs.Config{Capacity: 1, MarkBound: 1})
+	g.MarkNever(ctx, uriN(1), "vst")
+	g.MarkNever(ctx, uriN(2), "vst") // evicts uri 1's record and, at vst's bound, its mark
+	if g.Marked(ctx, uriN(1)) {
+		t.Errorf("N7: the registry's MarkBound did not drop the server's oldest mark")
 	}
-	if !g.Marked(uriN(2)) {
+	if !g.Marked(ctx, uriN(2)) {
 		t.Errorf("N1: the live marked record reads unmarked")
+	}
+}
+
+// TestMemoryMarksFloodFromOneServer: a server that marks DefaultMarkBound
+// uris and more cannot push out the mark another server made (N7).
+func TestMemoryMarksFloodFromOneServer(t *testing.T) {
+	ctx := t.Context()
+	m := refs.NewMemoryMarks(0)
+	_ = m.Mark(ctx, "victim", "a")
+	for i := range refs.DefaultMarkBound + 1 {
+		_ = m.Mark(ctx, "flood/"+strconv.Itoa(i), "b")
+	}
+	if !memMarked(t, m, "victim") {
+		t.Errorf("N7: %d marks from server b dropped server a's mark", refs.DefaultMarkBound+1)
+	}
+	if memMarked(t, m, "flood/0") {
+		t.Errorf("N7: server b's marks are not bounded: its oldest survived %d newer ones", refs.DefaultMarkBound)
+	}
+}
+
+// TestRegistryMarkFloodFromOneServer is the same through a registry: its
+// own memory is bounded per server, so a server that marks MarkBound+1
+// uris evicts its own oldest mark, never another server's, even once the
+// other server's record is gone.
+func TestRegistryMarkFloodFromOneServer(t *testing.T) {
+	ctx := t.Context()
+	const bound = 8
+	g := newReg(t, refs.Config{Capacity: 2, MarkBound: bound})
+	g.MarkNever(ctx, secretURI, "a")
+	for i := range bound + 1 {
+		g.MarkNever(ctx, uriN(i), "b")
+	}
+	if _, held := g.ByURI(secretURI); held {
+		t.Fatalf("setup: server a's record is still held; only the registry's memory should hold its mark")
+	}
+	if !g.Marked(ctx, secretURI) || !g.MarkedHere(secretURI) {
+		t.Errorf("N7: %d marks from server b dropped server a's mark", bound+1)
+	}
+	if e := g.Register(ctx, from("", plain(secretURI))); !e.Never {
+		t.Errorf("N7: the uri server a marked came back unmarked after server b's flood")
+	}
+	if g.Marked(ctx, uriN(0)) {
+		t.Errorf("N7: server b's oldest mark survived %d newer ones at MarkBound %d", bound, bound)
 	}
 }

@@ -2,45 +2,34 @@ package refs
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/mcplrefs/refcore/convert"
 )
 
-// Record is a read-only snapshot of one host-private reference record
-// (behaviors R5). It is never shown to a model: it holds the raw uri.
+// Record is a read-only snapshot of one host-private reference record. It
+// is never shown to a model: it holds the raw uri, which may be a bearer
+// credential in itself.
 type Record struct {
 	// ID is the opaque reference id a model may name.
 	ID string
-	// URI is the raw uri as first registered. It may be a bearer
-	// credential: never show it, log it or put it in an error.
+	// URI is the raw uri as first registered. Never show it, log it or put
+	// it in an error.
 	URI string
-	// Testimony is the testimony chosen by whose word counts (R6).
+	// Testimony is the testimony the record keeps: the latest word of a
+	// server bound to it, or of serverless content while no server is.
 	Testimony convert.Testimony
 	// Servers lists the servers whose content delivered this uri, first
 	// binding first. Empty when only serverless content named it.
 	Servers []string
-	// Never is set once a server's never marked the record (N1).
+	// Never is set once a server's never marked the record.
 	Never bool
-	// NeverBy names the server whose content made the mark.
+	// NeverBy names the server whose content marked the record in this
+	// process, or "" when the mark came from elsewhere: from the mark
+	// store, from this registry's memory of a record since evicted, or
+	// from a store that could not be read (which counts as a mark).
 	NeverBy string
-	// Saved describes the verified copy, or is nil when none is held.
-	Saved *Saved
-}
-
-// Saved holds the facts a successful fetch verified (F19). They come from
-// the bytes, never from testimony.
-type Saved struct {
-	// Path is where the host's store put the copy (host-generated).
-	Path string
-	// Bytes is the decoded byte count.
-	Bytes int64
-	// MimeType is the observed media type (F9).
-	MimeType string
-	// DigestVerified is set when a claimed digest matched the bytes.
-	DigestVerified bool
-	// Against is the testimony the bytes were verified against.
-	Against convert.Testimony
+	// Copy describes the verified copy the host holds, or is nil.
+	Copy *convert.Copy
 }
 
 // Server returns the first server bound to the record, or "" when none.
@@ -49,6 +38,23 @@ func (r Record) Server() string {
 		return ""
 	}
 	return r.Servers[0]
+}
+
+// record is the mutable state behind a Record snapshot. Guarded by
+// Registry.mu.
+type record struct {
+	prev, next *record // recency order (lru)
+
+	id        string
+	uri       string   // raw uri as first registered
+	key       string   // canonical uri
+	raws      []string // spellings the fast path knows
+	testimony convert.Testimony
+	servers   []string
+	never     bool
+	neverBy   string
+	copy      *convert.Copy
+	against   string // the digest the copy was verified against, "" for none
 }
 
 func (r *record) snapshot() Record {
@@ -60,23 +66,18 @@ func (r *record) snapshot() Record {
 		Never:     r.never,
 		NeverBy:   r.neverBy,
 	}
-	if r.saved != nil {
-		s := *r.saved
-		rec.Saved = &s
+	if r.copy != nil {
+		c := *r.copy
+		rec.Copy = &c
 	}
 	return rec
 }
 
 func (r *record) entry() convert.Entry {
 	e := convert.Entry{ID: r.id, Testimony: r.testimony, Never: r.never}
-	if r.saved != nil {
-		e.Saved = true
-		e.SavedPath = r.saved.Path
-		e.VerifiedBytes = r.saved.Bytes
-		e.VerifiedType = r.saved.MimeType
-		e.DigestVerified = r.saved.DigestVerified
+	if r.copy != nil {
+		c := *r.copy
+		e.Copy = &c
 	}
 	return e
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }

@@ -1,9 +1,11 @@
 package refs
 
 import (
-	"container/list"
+	"context"
 	"crypto/rand"
-	"errors"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -19,41 +21,6 @@ var _ convert.Registrar = (*Registry)(nil)
 
 // DefaultCapacity is the record bound a zero [Config] gets.
 const DefaultCapacity = 2000
-
-// Errors returned by a Registry can be tested against these values using
-// errors.Is.
-var (
-	// ErrUnknownReference is returned for an id the registry does not hold:
-	// one it evicted, or one it never issued (RFC-005 §5, vector 20).
-	ErrUnknownReference = errors.New("unknown reference")
-	// ErrStale is returned by [Registry.Save] when the record it names was
-	// evicted since the fetch began, or now claims a digest other than the
-	// one the bytes were verified against (F20).
-	ErrStale = errors.New("refs: record no longer held")
-	// ErrMarked is returned by [Registry.Save] when the record carries a
-	// never mark: no copy may be recorded for it (N1, F18).
-	ErrMarked = errors.New("refs: record is marked never")
-)
-
-// UnknownError is the error [Registry.Resolve] returns for an id it does
-// not hold. It unwraps to [ErrUnknownReference].
-type UnknownError struct {
-	// ID is the id that was looked up, as given.
-	ID string
-}
-
-// Error reads "unknown reference: <id>". The id is quoted so that text a
-// caller passed cannot reshape the message.
-func (e *UnknownError) Error() string {
-	id := e.ID
-	if len(id) > 64 {
-		id = id[:64]
-	}
-	return "unknown reference: " + strconvQuote(id)
-}
-
-// Unwrap returns [ErrUnknownReference].
-func (e *UnknownError) Unwrap() error { return ErrUnknownReference }
 
 // EvictReason says why a record left the registry. Overwriting a record's
 // testimony is never an eviction.
@@ -78,59 +45,72 @@ func (r EvictReason) String() string {
 	return "unknown"
 }
 
-// Remover removes a stored copy of a payload. A host that supplies one has
-// the copy a never mark withdrew deleted, not only forgotten (N3).
+// Remover removes a stored copy of a payload. A host that gives one has
+// a copy withdrawn by a never mark deleted, not only forgotten. It is
+// never called with a lock held.
 type Remover interface {
-	Remove(path string) error
+	Remove(ctx context.Context, path string) error
 }
 
-// Config sets up a Registry. Its zero value is the documented default.
+// Config sets up a Registry. Its zero value is the documented default;
+// a negative number is an error in [New], never "unbounded".
 type Config struct {
-	// Capacity bounds the number of records. Zero means DefaultCapacity;
-	// a negative value panics in New, since no registry may be unbounded.
+	// Capacity bounds the number of records. Zero means DefaultCapacity.
 	Capacity int
 	// OnEvict, if set, is called with a snapshot of each record that
 	// leaves the registry and the reason. It runs after the registry's lock
 	// is released, on the goroutine whose call caused the eviction.
 	OnEvict func(Record, EvictReason)
-	// Marks keeps never marks by uri so they outlive eviction (N7). Nil
-	// means an in-memory store bound to the registry's life.
+	// Marks, if set, keeps never marks beyond this registry's memory (on
+	// disk, in a shared database). Nil keeps them in memory only, for the
+	// registry's life.
 	Marks MarkStore
-	// Remover, if set, deletes a saved copy when a mark withdraws it (N3).
+	// MarkBound bounds the marks the registry keeps in memory for each
+	// server. Zero means DefaultMarkBound.
+	MarkBound int
+	// Remover, if set, deletes a saved copy when a never mark withdraws it.
+	// Without one, the copy is forgotten and its path logged.
 	Remover Remover
-	// Logger receives operator lines (marks, withdrawn copies). Nil
-	// discards them.
+	// Logger receives operator lines (marks, withdrawn copies, mark store
+	// failures). Nil discards them.
 	Logger *slog.Logger
 	// Rand is the source of id randomness. Nil means crypto/rand.
 	Rand io.Reader
 }
 
-// Registry is a bounded LRU of host-private reference records. It is safe
-// for concurrent use by multiple goroutines.
+// Registry is a bounded, least-recently-used store of host-private
+// reference records. It is safe for concurrent use by multiple goroutines.
+// The zero Registry is not usable; make one with [New].
 type Registry struct {
 	mu       sync.Mutex
 	capacity int
-	lru      *list.List // of *record, front = most recent
+	order    lru
 	byID     map[string]*record
 	byKey    map[string]*record // canonical uri -> record
-	byRaw    map[string]*record // exact spellings seen -> record (fast path)
+	// byRaw maps exact spellings seen to their record, so a spelling the
+	// registry knows is found without canonicalizing it again
+	// (BenchmarkRegister/hit pays for it).
+	byRaw    map[string]*record
 	ids      *idMint
 	onEvict  func(Record, EvictReason)
-	marks    MarkStore
+	local    *MemoryMarks        // the marks this registry made or learned
+	store    MarkStore           // nil: memory only
+	unstored map[string]struct{} // canonical uris whose mark the store failed to record
 	remover  Remover
 	log      *slog.Logger
 }
 
-// New returns an empty Registry configured by cfg.
-func New(cfg Config) *Registry {
+// New returns an empty Registry configured by cfg. It fails on a negative
+// Capacity or MarkBound, and when the id randomness cannot be read.
+func New(cfg Config) (*Registry, error) {
 	if cfg.Capacity < 0 {
-		panic("refs: negative Capacity")
+		return nil, fmt.Errorf("%w: negative Capacity %d", ErrBadConfig, cfg.Capacity)
+	}
+	if cfg.MarkBound < 0 {
+		return nil, fmt.Errorf("%w: negative MarkBound %d", ErrBadConfig, cfg.MarkBound)
 	}
 	if cfg.Capacity == 0 {
 		cfg.Capacity = DefaultCapacity
-	}
-	if cfg.Marks == nil {
-		cfg.Marks = NewMemoryMarks(0)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -138,68 +118,72 @@ func New(cfg Config) *Registry {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}
-	return &Registry{
+	ids, err := newIDMint(cfg.Rand)
+	if err != nil {
+		return nil, fmt.Errorf("refs: reading id randomness: %w", err)
+	}
+	g := &Registry{
 		capacity: cfg.Capacity,
-		lru:      list.New(),
 		byID:     make(map[string]*record),
 		byKey:    make(map[string]*record),
 		byRaw:    make(map[string]*record),
-		ids:      newIDMint(cfg.Rand),
+		ids:      ids,
 		onEvict:  cfg.OnEvict,
-		marks:    cfg.Marks,
+		local:    NewMemoryMarks(cfg.MarkBound),
+		unstored: make(map[string]struct{}),
+		store:    cfg.Marks,
 		remover:  cfg.Remover,
 		log:      cfg.Logger,
 	}
+	g.order.init()
+	return g, nil
 }
 
-// record is the mutable state behind a Record snapshot. Guarded by
-// Registry.mu.
-type record struct {
-	id        string
-	uri       string // raw uri as first registered
-	key       string // canonical uri
-	raws      []string
-	testimony convert.Testimony
-	servers   []string
-	never     bool
-	neverBy   string
-	saved     *Saved
-	elem      *list.Element
-}
-
-// Register records one reference (see [convert.Registrar]) and returns
-// what a view needs of it. Registering a uri the registry holds returns the
-// same record and makes it the most recently used (R2, R3). Whose testimony
-// the record keeps follows R6: a server's word replaces a serverless one
-// and a server's later word (a re-signed uri, a fresh expiry) replaces an
-// earlier one (E3); serverless content replaces testimony only while no
-// server has bound the record. When r.Never is set and r.Server is not
-// empty, the record is marked never (N1).
-func (g *Registry) Register(r convert.Registration) convert.Entry {
-	var evicted []Record
-	var markedNow *markEvent
-	var forgotten *Saved
+// Register records one reference and returns what a view needs of it
+// (see [convert.Registrar]). Registering a uri the registry holds, in
+// this or another spelling of it, returns the same record and makes it the
+// most recently used. A server's word replaces serverless testimony, and a
+// server's later word (a re-signed uri, a fresh expiry) replaces an
+// earlier one; serverless content replaces testimony only while no server
+// has bound the record. When r.Never is set and r.Server is not empty, the
+// record is marked never; a uri marked before (even on a record since
+// evicted, or in the mark store) comes back marked.
+func (g *Registry) Register(ctx context.Context, r convert.Registration) convert.Entry {
+	uri := r.Testimony.URI
+	var (
+		evicted   []Record
+		forgotten *convert.Copy
+	)
 	g.mu.Lock()
-	rec := g.byRaw[r.Testimony.URI]
+	rec := g.byRaw[uri]
 	if rec == nil {
-		key := uriform.Canonical(r.Testimony.URI)
-		rec = g.byKey[key]
-		if rec == nil {
+		g.mu.Unlock()
+		key := uriform.Canonical(uri)
+		stored := g.storeMarked(ctx, key)
+		g.mu.Lock()
+		if rec = g.byKey[key]; rec == nil {
 			rec = g.insertLocked(r, key)
-			// A mark that outlived an evicted record applies to its
-			// successor (N7).
-			rec.never = g.marks.Marked(key)
 			evicted = g.trimLocked()
 		} else {
-			g.aliasLocked(rec, r.Testimony.URI)
+			g.aliasLocked(rec, uri)
 			forgotten = g.updateLocked(rec, r)
+		}
+		// A mark this registry remembers, or one the store holds (another
+		// process's, another host's), applies to the record whether it is
+		// new or held.
+		if !rec.never && (stored || g.local.marked(key)) {
+			rec.never = true
+			if rec.copy != nil {
+				forgotten, rec.copy, rec.against = rec.copy, nil, ""
+			}
 		}
 	} else {
 		forgotten = g.updateLocked(rec, r)
 	}
-	g.lru.MoveToFront(rec.elem)
-	if r.Never && r.Server != "" && !rec.never {
-		markedNow = g.markLocked(rec, r.Server)
+	g.order.touch(rec)
+	var ev *markEvent
+	if r.Never && r.Server != "" {
+		ev = g.markLocked(rec, r.Server)
 	}
 	e := rec.entry()
 	g.mu.Unlock()
@@ -207,14 +191,14 @@ func (g *Registry) Register(r convert.Registration) convert.Entry {
 		g.log.Info("refs: a new digest for a reference no longer matches its saved copy; the copy is forgotten",
 			"ref", e.ID, "path", forgotten.Path)
 	}
-	g.afterMark(markedNow)
+	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
 	return e
 }
 
 func (g *Registry) insertLocked(r convert.Registration, key string) *record {
 	rec := &record{
-		id:        g.newIDLocked(),
+		id:        g.ids.mint(),
 		uri:       r.Testimony.URI,
 		key:       key,
 		raws:      []string{r.Testimony.URI},
@@ -223,7 +207,7 @@ func (g *Registry) insertLocked(r convert.Registration, key string) *record {
 	if r.Server != "" {
 		rec.servers = []string{r.Server}
 	}
-	rec.elem = g.lru.PushFront(rec)
+	g.order.pushFront(rec)
 	g.byID[rec.id] = rec
 	g.byKey[key] = rec
 	g.byRaw[r.Testimony.URI] = rec
@@ -240,9 +224,9 @@ func (g *Registry) aliasLocked(rec *record, raw string) {
 	g.byRaw[raw] = rec
 }
 
-// updateLocked applies whose word counts (R6, E3) to an existing record.
-// It returns a saved copy the new testimony no longer describes, if any.
-func (g *Registry) updateLocked(rec *record, r convert.Registration) (forgotten *Saved) {
+// updateLocked applies whose word counts to an existing record. It returns
+// a saved copy the new testimony no longer describes, if any.
+func (g *Registry) updateLocked(rec *record, r convert.Registration) (forgotten *convert.Copy) {
 	if r.Server == "" {
 		if len(rec.servers) == 0 {
 			return g.replaceTestimonyLocked(rec, r.Testimony)
@@ -260,38 +244,74 @@ func (g *Registry) updateLocked(rec *record, r convert.Registration) (forgotten 
 // against a different digest no longer describes the reference and is
 // forgotten (the file itself is the host's); the copy is returned so the
 // caller can log it after unlocking.
-func (g *Registry) replaceTestimonyLocked(rec *record, t convert.Testimony) (forgotten *Saved) {
-	if rec.saved != nil && t.Has(convert.FieldDigest) && t.Digest != rec.saved.Against.Digest {
-		forgotten = rec.saved
-		rec.saved = nil
+func (g *Registry) replaceTestimonyLocked(rec *record, t convert.Testimony) (forgotten *convert.Copy) {
+	if rec.copy != nil && t.Has(convert.FieldDigest) && t.Digest != rec.against {
+		forgotten = rec.copy
+		rec.copy, rec.against = nil, ""
 	}
 	rec.testimony = t
 	return forgotten
 }
 
+// markEvent is a mark to finish after the lock is released: store it,
+// log it, and remove the copy it withdrew.
 type markEvent struct {
-	rec     Record
-	by      string
-	dropped *Saved
+	key, by string
+	first   bool   // no server had marked the record in this process
+	store   bool   // the mark store has yet to record it
+	rec     Record // after the mark
+	dropped *convert.Copy
 }
 
-// markLocked marks rec never on a server's word. It returns the event to
-// report after unlocking, or nil when the record was marked already.
+// markLocked marks rec never on server's word, in the record and in the
+// registry's memory, and returns what remains to do after unlocking, or
+// nil when nothing does (a repeated never costs no allocation).
 func (g *Registry) markLocked(rec *record, server string) *markEvent {
-	g.marks.Mark(rec.key, server)
-	if rec.never {
+	g.local.mark(rec.key, server)
+	first := rec.neverBy == ""
+	_, unstored := g.unstored[rec.key]
+	if !first && !unstored {
 		return nil
 	}
-	rec.never, rec.neverBy = true, server
-	ev := &markEvent{by: server, dropped: rec.saved}
-	rec.saved = nil // N3: no view, script or fetch names the copy again
+	ev := &markEvent{key: rec.key, by: server, first: first, store: g.store != nil && (first || unstored)}
+	if first {
+		rec.neverBy = server
+		if !rec.never {
+			rec.never = true
+			// No view, script or fetch names the copy again.
+			ev.dropped, rec.copy, rec.against = rec.copy, nil, ""
+		}
+	}
 	ev.rec = rec.snapshot()
 	return ev
 }
 
-// afterMark logs a first mark (N5) and removes a withdrawn copy (N3).
-func (g *Registry) afterMark(ev *markEvent) {
+// maxUnstored bounds the marks kept for another try at the store.
+const maxUnstored = 10_000
+
+// afterMark stores a mark, logs a first mark, and removes a withdrawn
+// copy. It runs without the lock.
+func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 	if ev == nil {
+		return
+	}
+	if ev.store {
+		err := g.store.Mark(ctx, storeKey(ev.key), ev.by)
+		g.mu.Lock()
+		if err != nil && len(g.unstored) < maxUnstored {
+			// The mark holds in memory; the next never for this uri tries
+			// the store again.
+			g.unstored[ev.key] = struct{}{}
+		} else if err == nil {
+			delete(g.unstored, ev.key)
+		}
+		g.mu.Unlock()
+		if err != nil {
+			g.log.Error("refs: the mark store could not record a never mark; it holds in memory for this process",
+				"ref", ev.rec.ID, "server", ev.by, "err", redactKey(err, ev.key))
+		}
+	}
+	if !ev.first {
 		return
 	}
 	g.log.Info("refs: a server marked a reference never",
@@ -299,56 +319,103 @@ func (g *Registry) afterMark(ev *markEvent) {
 	if ev.dropped == nil {
 		return
 	}
+	path := ev.dropped.Path
 	if g.remover == nil {
 		g.log.Warn("refs: a copy saved before the never mark is no longer named, but stays in storage",
-			"ref", ev.rec.ID, "path", ev.dropped.Path)
+			"ref", ev.rec.ID, "path", path)
 		return
 	}
-	if err := g.remover.Remove(ev.dropped.Path); err != nil {
+	if err := g.remover.Remove(ctx, path); err != nil {
 		g.log.Error("refs: could not remove a copy a never mark withdrew",
-			"ref", ev.rec.ID, "path", ev.dropped.Path, "err", err.Error())
+			"ref", ev.rec.ID, "path", path, "err", err.Error())
 		return
 	}
-	g.log.Info("refs: removed a copy a never mark withdrew", "ref", ev.rec.ID, "path", ev.dropped.Path)
+	g.log.Info("refs: removed a copy a never mark withdrew", "ref", ev.rec.ID, "path", path)
+}
+
+// storeMarked asks the mark store about key, failing closed: an error
+// counts as a mark. Without a store it reports false.
+func (g *Registry) storeMarked(ctx context.Context, key string) bool {
+	if g.store == nil {
+		return false
+	}
+	marked, err := g.store.Marked(ctx, storeKey(key))
+	if err != nil {
+		g.log.Error("refs: the mark store could not be read; the uri is treated as marked never", "err", redactKey(err, key))
+		return true
+	}
+	return marked
+}
+
+// storeKey is what a mark store sees of a canonical uri: "sha256:" and the
+// digest's base64url form. A uri may carry a credential in its query; a
+// store, its files and its logs never see one.
+func storeKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// redactKey is a store error's text for the log, with the uri cut should
+// the store have quoted it.
+func redactKey(err error, key string) string {
+	s := err.Error()
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "<uri>")
+	}
+	return s
 }
 
 // MarkNever marks the record for uri never on server's word, creating a
-// marked record bound to server when the registry holds none (N1), and
-// returns its entry. It satisfies [convert.Registrar]. An empty server
-// marks nothing (serverless content cannot, N4) and reports false.
-func (g *Registry) MarkNever(uri, server string) (convert.Entry, bool) {
+// marked record bound to server when the registry holds none, and returns
+// its entry. It satisfies [convert.Registrar]. An empty server marks
+// nothing (serverless content cannot) and reports false.
+func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.Entry, bool) {
 	if server == "" {
 		return convert.Entry{}, false
 	}
-	t := convert.Testimony{URI: uri, Present: convert.FieldURI}
-	g.mu.Lock()
-	rec := g.lookupURILocked(uri)
+	key := uriform.Canonical(uri)
 	var evicted []Record
+	g.mu.Lock()
+	rec := g.byKey[key]
 	if rec == nil {
-		rec = g.insertLocked(convert.Registration{Testimony: t, Server: server}, uriform.Canonical(uri))
+		t := convert.Testimony{URI: uri, Present: convert.FieldURI}
+		rec = g.insertLocked(convert.Registration{Testimony: t, Server: server}, key)
 		evicted = g.trimLocked()
 	} else if !slices.Contains(rec.servers, server) {
 		rec.servers = append(rec.servers, server)
 	}
-	g.lru.MoveToFront(rec.elem)
+	g.order.touch(rec)
 	ev := g.markLocked(rec, server)
 	e := rec.entry()
 	g.mu.Unlock()
-	g.afterMark(ev)
+	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
 	return e, true
 }
 
 // Marked reports whether a server's never marks uri, whether or not the
-// registry still holds a record for it (F18 reads the current mark).
-func (g *Registry) Marked(uri string) bool {
-	// The fetcher asks once per chunk: a spelling the registry holds is
-	// answered from its record's key, without canonicalizing again.
+// registry still holds a record for it: in the registry's memory, or in
+// the mark store (asked only when memory says no; a store error counts as
+// a mark).
+func (g *Registry) Marked(ctx context.Context, uri string) bool {
+	marked, key := g.markedHere(uri)
+	return marked || g.storeMarked(ctx, key)
+}
+
+// MarkedHere is [Registry.Marked] without asking the mark store: the marks
+// this registry made or found. It is cheap enough to ask for every chunk
+// of a download.
+func (g *Registry) MarkedHere(uri string) bool {
+	marked, _ := g.markedHere(uri)
+	return marked
+}
+
+func (g *Registry) markedHere(uri string) (bool, string) {
 	g.mu.Lock()
 	if rec := g.byRaw[uri]; rec != nil {
-		marked := rec.never || g.marks.Marked(rec.key)
+		marked, key := rec.never, rec.key
 		g.mu.Unlock()
-		return marked
+		return marked || g.local.marked(key), key
 	}
 	g.mu.Unlock()
 	key := uriform.Canonical(uri)
@@ -356,7 +423,7 @@ func (g *Registry) Marked(uri string) bool {
 	rec := g.byKey[key]
 	marked := rec != nil && rec.never
 	g.mu.Unlock()
-	return marked || g.marks.Marked(key)
+	return marked || g.local.marked(key), key
 }
 
 func (g *Registry) lookupURILocked(uri string) *record {
@@ -366,20 +433,22 @@ func (g *Registry) lookupURILocked(uri string) *record {
 	return g.byKey[uriform.Canonical(uri)]
 }
 
-// trimLocked evicts least recently used records past the bound.
+// trimLocked evicts least recently used records past the bound, and
+// returns snapshots of them when someone listens.
 func (g *Registry) trimLocked() []Record {
 	var out []Record
-	for g.lru.Len() > g.capacity {
-		back := g.lru.Back()
-		rec := back.Value.(*record)
-		out = append(out, rec.snapshot())
+	for g.order.n > g.capacity {
+		rec := g.order.oldest()
+		if g.onEvict != nil {
+			out = append(out, rec.snapshot())
+		}
 		g.removeLocked(rec)
 	}
 	return out
 }
 
 func (g *Registry) removeLocked(rec *record) {
-	g.lru.Remove(rec.elem)
+	g.order.remove(rec)
 	delete(g.byID, rec.id)
 	if g.byKey[rec.key] == rec {
 		delete(g.byKey, rec.key)
@@ -400,11 +469,6 @@ func (g *Registry) notify(evicted []Record, why EvictReason) {
 	}
 }
 
-// newIDLocked returns the next id. Ids are a keyed permutation of a
-// counter (see idMint), so none repeats for the registry's life and none
-// needs remembering.
-func (g *Registry) newIDLocked() string { return g.ids.mint() }
-
 // Lookup returns a snapshot of the record for id and makes it the most
 // recently used. ok is false when the registry does not hold id.
 func (g *Registry) Lookup(id string) (rec Record, ok bool) {
@@ -414,7 +478,7 @@ func (g *Registry) Lookup(id string) (rec Record, ok bool) {
 	if r == nil {
 		return Record{}, false
 	}
-	g.lru.MoveToFront(r.elem)
+	g.order.touch(r)
 	return r.snapshot(), true
 }
 
@@ -428,7 +492,8 @@ func (g *Registry) Resolve(id string) (Record, error) {
 	return Record{}, &UnknownError{ID: id}
 }
 
-// ByURI returns a snapshot of the record for uri, without reordering.
+// ByURI returns a snapshot of the record for uri, in any spelling of it,
+// without reordering.
 func (g *Registry) ByURI(uri string) (Record, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -440,7 +505,7 @@ func (g *Registry) ByURI(uri string) (Record, bool) {
 }
 
 // Entry returns the view entry for id and counts as showing it: the record
-// becomes the most recently used (R3). It satisfies [convert.Registrar].
+// becomes the most recently used. It satisfies [convert.Registrar].
 func (g *Registry) Entry(id string) (convert.Entry, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -448,7 +513,7 @@ func (g *Registry) Entry(id string) (convert.Entry, bool) {
 	if r == nil {
 		return convert.Entry{}, false
 	}
-	g.lru.MoveToFront(r.elem)
+	g.order.touch(r)
 	return r.entry(), true
 }
 
@@ -464,43 +529,50 @@ func (g *Registry) EntryForURI(uri string) (convert.Entry, bool) {
 	return r.entry(), true
 }
 
-// Save records a verified copy on the record id (F19). It fails with
-// [ErrStale] when the registry no longer holds that record, and with
-// [ErrMarked] when the record is marked never; in both cases nothing is
-// recorded and the caller owns the copy (F20).
-func (g *Registry) Save(id string, s Saved) error { return g.save(id, s, true) }
+// Save records a verified copy on the record id; against is the testimony
+// the bytes were verified against. It fails with [ErrGone] when the
+// registry no longer holds that record or the record now claims another
+// digest, and with [ErrMarked] when the record is marked never; then
+// nothing is recorded and the copy is the caller's.
+func (g *Registry) Save(id string, c convert.Copy, against convert.Testimony) error {
+	return g.save(id, c, against, true)
+}
 
-// SaveMarked records a verified copy on the record id like [Registry.Save],
-// except that a never mark does not refuse it. It is for a fetcher that
-// fetches never-marked references on purpose (one built without a withhold
-// hook, such as the conformance profile): the copy then exists, and the
-// record says where and what it is. Views still show a marked record's
-// stub without the copy, and a withholding fetch still refuses it. A mark
-// that lands after the save clears the copy as it would any other.
-func (g *Registry) SaveMarked(id string, s Saved) error { return g.save(id, s, false) }
+// SaveMarked is [Registry.Save] for a copy fetched of a never-marked
+// record on purpose (by a fetcher asked to fetch such references, or for
+// the host's own use): a mark does not refuse it. Views still show a
+// marked record's stub without the copy, and a fetch for the model still
+// refuses the record.
+func (g *Registry) SaveMarked(id string, c convert.Copy, against convert.Testimony) error {
+	return g.save(id, c, against, false)
+}
 
-func (g *Registry) save(id string, s Saved, refuseMarked bool) error {
+func (g *Registry) save(id string, c convert.Copy, against convert.Testimony, refuseMarked bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.byID[id]
 	if r == nil {
-		return ErrStale
+		return ErrGone
 	}
-	if refuseMarked && (r.never || g.marks.Marked(r.key)) {
+	if refuseMarked && (r.never || g.local.marked(r.key)) {
 		return ErrMarked
 	}
-	if t := r.testimony; t.Has(convert.FieldDigest) && s.Against.Digest != t.Digest {
+	if t := r.testimony; t.Has(convert.FieldDigest) && against.Digest != t.Digest {
 		// A new digest arrived while the bytes were in flight: they were
 		// verified against testimony the record no longer holds.
-		return ErrStale
+		return ErrGone
 	}
-	cp := s
-	r.saved = &cp
+	cp := c
+	r.copy, r.against = &cp, ""
+	if against.Has(convert.FieldDigest) {
+		r.against = against.Digest
+	}
 	return nil
 }
 
 // Remove drops the record for id, reporting whether it was held. The
-// eviction callback sees it with [EvictRemoved]. The id is never reissued.
+// eviction callback sees it with [EvictRemoved]. The id is never reissued,
+// and a never mark on its uri stays.
 func (g *Registry) Remove(id string) (present bool) {
 	g.mu.Lock()
 	r := g.byID[id]
@@ -520,7 +592,7 @@ func (g *Registry) Remove(id string) (present bool) {
 func (g *Registry) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.lru.Len()
+	return g.order.n
 }
 
 // Cap returns the record bound.

@@ -36,6 +36,20 @@ func from(server string, t convert.Testimony) convert.Registration {
 // uriN is the n-th uri of a family of distinct uris.
 func uriN(n int) string { return fmt.Sprintf("https://files.example/r/%d", n) }
 
+// newReg returns a registry built from cfg, failing the test when New
+// refuses it.
+func newReg(t testing.TB, cfg refs.Config) *refs.Registry {
+	t.Helper()
+	g, err := refs.New(cfg)
+	if err != nil {
+		t.Fatalf("setup: refs.New(%+v) = %v", cfg, err)
+	}
+	if g == nil {
+		t.Fatalf("setup: refs.New(%+v) returned no registry and no error", cfg)
+	}
+	return g
+}
+
 func mustLookup(t *testing.T, g *refs.Registry, id, rule string) refs.Record {
 	t.Helper()
 	rec, ok := g.Lookup(id)
@@ -46,12 +60,13 @@ func mustLookup(t *testing.T, g *refs.Registry, id, rule string) refs.Record {
 }
 
 func TestIDsWellFormedAndNeverReused(t *testing.T) {
+	ctx := t.Context()
 	const n, capacity = 10_000, 100
-	g := refs.New(refs.Config{Capacity: capacity})
+	g := newReg(t, refs.Config{Capacity: capacity})
 	issued := make(map[string]string, n) // every id ever issued -> its uri
 	for i := range n {
 		u := uriN(i)
-		e := g.Register(from("srv", plain(u)))
+		e := g.Register(ctx, from("srv", plain(u)))
 		if !idShape.MatchString(e.ID) {
 			t.Fatalf("R1: id %q for %q is not \"ref_\" plus lowercase [a-z2-7]", e.ID, u)
 		}
@@ -67,7 +82,7 @@ func TestIDsWellFormedAndNeverReused(t *testing.T) {
 	// must still mint ids that no earlier record ever had.
 	for i := range 2 * capacity {
 		u := uriN(i)
-		e := g.Register(from("srv", plain(u)))
+		e := g.Register(ctx, from("srv", plain(u)))
 		if prev, dup := issued[e.ID]; dup {
 			t.Fatalf("R1: re-registering evicted %q reused id %q first issued for %q", u, e.ID, prev)
 		}
@@ -94,15 +109,16 @@ func (r *replayRand) Read(p []byte) (int, error) {
 }
 
 func TestIDNotReusedOnRepeatedRandomness(t *testing.T) {
-	g := refs.New(refs.Config{Capacity: 1, Rand: &replayRand{}})
-	first := g.Register(from("srv", plain(uriN(1))))
-	second := g.Register(from("srv", plain(uriN(2))))
+	ctx := t.Context()
+	g := newReg(t, refs.Config{Capacity: 1, Rand: &replayRand{}})
+	first := g.Register(ctx, from("srv", plain(uriN(1))))
+	second := g.Register(ctx, from("srv", plain(uriN(2))))
 	if _, ok := g.Lookup(first.ID); ok {
 		t.Fatalf("setup: %q should have been evicted at capacity 1", first.ID)
 	}
 	// The randomness repeats itself. Ids must stay distinct all the same:
 	// they never depend on fresh random bytes per record.
-	third := g.Register(from("srv", plain(uriN(3))))
+	third := g.Register(ctx, from("srv", plain(uriN(3))))
 	for _, e := range []convert.Entry{first, second, third} {
 		if !idShape.MatchString(e.ID) {
 			t.Errorf("R1: id %q is not well formed", e.ID)
@@ -113,16 +129,15 @@ func TestIDNotReusedOnRepeatedRandomness(t *testing.T) {
 	}
 }
 
-func TestIDRandomnessFailurePanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Errorf("R1: New with failing randomness built a registry instead of panicking")
-		}
-	}()
-	refs.New(refs.Config{Rand: bytes.NewReader(nil)})
+func TestIDRandomnessFailureIsAnError(t *testing.T) {
+	g, err := refs.New(refs.Config{Rand: bytes.NewReader(nil)})
+	if err == nil || g != nil {
+		t.Errorf("R1: New with failing randomness = %p, %v; want no registry and an error", g, err)
+	}
 }
 
 func TestIDStableAcrossRegistrations(t *testing.T) {
+	ctx := t.Context()
 	const u = "https://files.example/report.pdf?token=secret"
 	tests := []struct {
 		name, reason string
@@ -136,10 +151,10 @@ func TestIDStableAcrossRegistrations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{})
-			first := g.Register(from("a", plain(u)))
+			g := newReg(t, refs.Config{})
+			first := g.Register(ctx, from("a", plain(u)))
 			for i := range 3 {
-				got := g.Register(tt.again)
+				got := g.Register(ctx, tt.again)
 				if got.ID != first.ID {
 					t.Fatalf("R1/R2: registration %d gave id %q, want the first id %q (%s)", i+1, got.ID, first.ID, tt.reason)
 				}
@@ -152,6 +167,7 @@ func TestIDStableAcrossRegistrations(t *testing.T) {
 }
 
 func TestUnknownReference(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		// id returns the id to look up, given a registry that holds one
@@ -162,9 +178,9 @@ func TestUnknownReference(t *testing.T) {
 			name:   "evicted",
 			reason: "an id whose record was evicted for capacity is unknown, vector 20 (R4)",
 			id: func(g *refs.Registry, _ string) string {
-				old := g.Register(from("srv", plain(uriN(100)))).ID
-				g.Register(from("srv", plain(uriN(101))))
-				g.Register(from("srv", plain(uriN(102))))
+				old := g.Register(ctx, from("srv", plain(uriN(100)))).ID
+				g.Register(ctx, from("srv", plain(uriN(101))))
+				g.Register(ctx, from("srv", plain(uriN(102))))
 				return old
 			},
 		},
@@ -172,10 +188,10 @@ func TestUnknownReference(t *testing.T) {
 			name:   "evicted-uri-registered-again",
 			reason: "after eviction the uri's new record has a new id; the old id stays unknown (R1, R4)",
 			id: func(g *refs.Registry, _ string) string {
-				old := g.Register(from("srv", plain(uriN(100)))).ID
-				g.Register(from("srv", plain(uriN(101))))
-				g.Register(from("srv", plain(uriN(102))))
-				g.Register(from("srv", plain(uriN(100))))
+				old := g.Register(ctx, from("srv", plain(uriN(100)))).ID
+				g.Register(ctx, from("srv", plain(uriN(101))))
+				g.Register(ctx, from("srv", plain(uriN(102))))
+				g.Register(ctx, from("srv", plain(uriN(100))))
 				return old
 			},
 		},
@@ -183,7 +199,7 @@ func TestUnknownReference(t *testing.T) {
 			name:   "removed",
 			reason: "an id the host removed is unknown (R4)",
 			id: func(g *refs.Registry, _ string) string {
-				old := g.Register(from("srv", plain(uriN(100)))).ID
+				old := g.Register(ctx, from("srv", plain(uriN(100)))).ID
 				g.Remove(old)
 				return old
 			},
@@ -218,8 +234,8 @@ func TestUnknownReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{Capacity: 2})
-			live := g.Register(from("srv", plain(uriN(1)))).ID
+			g := newReg(t, refs.Config{Capacity: 2})
+			live := g.Register(ctx, from("srv", plain(uriN(1)))).ID
 			id := tt.id(g, live)
 			liveNow := map[string]bool{}
 			for _, u := range []string{uriN(1), uriN(100), uriN(101), uriN(102)} {
@@ -258,8 +274,8 @@ func TestUnknownReference(t *testing.T) {
 			if strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
 				t.Errorf("R4: error text %+q is not one bounded line", msg)
 			}
-			if err := g.Save(id, refs.Saved{Path: "x"}); !errors.Is(err, refs.ErrStale) {
-				t.Errorf("R4/F20: Save(%+q) = %v, want ErrStale", id, err)
+			if err := g.Save(id, convert.Copy{Path: "x"}, plain(uriN(1))); !errors.Is(err, refs.ErrGone) {
+				t.Errorf("R4/F20: Save(%+q) = %v, want ErrGone", id, err)
 			}
 			// The live record still resolves to itself.
 			for lid := range liveNow {
@@ -272,6 +288,7 @@ func TestUnknownReference(t *testing.T) {
 }
 
 func TestLRUOrder(t *testing.T) {
+	ctx := t.Context()
 	a, b, c, d := uriN(1), uriN(2), uriN(3), uriN(4)
 	tests := []struct {
 		name, reason string
@@ -290,20 +307,20 @@ func TestLRUOrder(t *testing.T) {
 		{
 			name:    "re-registered",
 			reason:  "a re-registered record survives one registered after it (R2, R3)",
-			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(from("srv", plain(a))) },
+			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(ctx, from("srv", plain(a))) },
 			evicted: b,
 		},
 		{
 			name:    "re-registered-serverless",
 			reason:  "a serverless naming still counts as registering (R3)",
-			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(from("", plain(a))) },
+			touch:   func(g *refs.Registry, _ map[string]string) { g.Register(ctx, from("", plain(a))) },
 			evicted: b,
 		},
 		{
 			name:   "re-registered-respelled",
 			reason: "registering another spelling refreshes the same record (R3, N8)",
 			touch: func(g *refs.Registry, _ map[string]string) {
-				g.Register(from("srv", plain("HTTPS://files.EXAMPLE/r/1")))
+				g.Register(ctx, from("srv", plain("HTTPS://files.EXAMPLE/r/1")))
 			},
 			evicted: b,
 		},
@@ -332,14 +349,17 @@ func TestLRUOrder(t *testing.T) {
 			touch: func(g *refs.Registry, _ map[string]string) {
 				g.ByURI(a)
 				g.EntryForURI(a)
-				g.Marked(a)
+				g.Marked(ctx, a)
+				g.MarkedHere(a)
 			},
 			evicted: a,
 		},
 		{
-			name:    "save-does-not-reorder",
-			reason:  "recording a fetched copy is not showing the record (R3)",
-			touch:   func(g *refs.Registry, ids map[string]string) { _ = g.Save(ids[a], refs.Saved{Path: "p"}) },
+			name:   "save-does-not-reorder",
+			reason: "recording a fetched copy is not showing the record (R3)",
+			touch: func(g *refs.Registry, ids map[string]string) {
+				_ = g.Save(ids[a], convert.Copy{Path: "p"}, plain(a))
+			},
 			evicted: a,
 		},
 		{
@@ -347,7 +367,7 @@ func TestLRUOrder(t *testing.T) {
 			reason: "eviction follows the order of the latest registering or showing (R3)",
 			touch: func(g *refs.Registry, ids map[string]string) {
 				g.Entry(ids[b])
-				g.Register(from("srv", plain(a)))
+				g.Register(ctx, from("srv", plain(a)))
 				g.Lookup(ids[c])
 			},
 			evicted: b,
@@ -355,13 +375,13 @@ func TestLRUOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{Capacity: 3})
+			g := newReg(t, refs.Config{Capacity: 3})
 			ids := map[string]string{}
 			for _, u := range []string{a, b, c} {
-				ids[u] = g.Register(from("srv", plain(u))).ID
+				ids[u] = g.Register(ctx, from("srv", plain(u))).ID
 			}
 			tt.touch(g, ids)
-			ids[d] = g.Register(from("srv", plain(d))).ID
+			ids[d] = g.Register(ctx, from("srv", plain(d))).ID
 			if n := g.Len(); n != 3 {
 				t.Errorf("R3: Len = %d, want 3", n)
 			}
@@ -376,6 +396,7 @@ func TestLRUOrder(t *testing.T) {
 }
 
 func TestCapacityBound(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		capacity     int
@@ -387,7 +408,7 @@ func TestCapacityBound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{Capacity: tt.capacity})
+			g := newReg(t, refs.Config{Capacity: tt.capacity})
 			if got := g.Cap(); got != tt.wantCap {
 				t.Fatalf("R3: Cap = %d, want %d (%s)", got, tt.wantCap, tt.reason)
 			}
@@ -396,7 +417,7 @@ func TestCapacityBound(t *testing.T) {
 			}
 			n := tt.wantCap + 25
 			for i := range n {
-				e := g.Register(from("srv", plain(uriN(i))))
+				e := g.Register(ctx, from("srv", plain(uriN(i))))
 				if _, ok := g.Lookup(e.ID); !ok {
 					t.Fatalf("R3: the record just registered (%d) was evicted (%s)", i, tt.reason)
 				}
@@ -408,16 +429,30 @@ func TestCapacityBound(t *testing.T) {
 	}
 }
 
-func TestNewNegativeCapacityPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Errorf("R3/anti-pattern 10: New with Capacity -1 did not panic; no registry may be unbounded")
-		}
-	}()
-	refs.New(refs.Config{Capacity: -1})
+func TestNewRejectsNegativeBounds(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		cfg          refs.Config
+	}{
+		{"capacity", "no registry may be unbounded (R3, anti-pattern 10)", refs.Config{Capacity: -1}},
+		{"mark-bound", "the marks kept in memory may not be unbounded either (N7, anti-pattern 10)", refs.Config{MarkBound: -1}},
+		{"both", "either negative bound refuses the config", refs.Config{Capacity: -5, MarkBound: -5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := refs.New(tt.cfg)
+			if !errors.Is(err, refs.ErrBadConfig) {
+				t.Errorf("R3: New(%+v) error = %v, want errors.Is ErrBadConfig (%s)", tt.cfg, err, tt.reason)
+			}
+			if g != nil {
+				t.Errorf("R3: New(%+v) returned a registry alongside its error (%s)", tt.cfg, tt.reason)
+			}
+		})
+	}
 }
 
 func TestCanonicalURIOneRecord(t *testing.T) {
+	ctx := t.Context()
 	const first = "HTTPS://A.example:443/x"
 	tests := []struct {
 		name, reason, uri string
@@ -433,9 +468,9 @@ func TestCanonicalURIOneRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{})
-			e1 := g.Register(from("srv", plain(first)))
-			e2 := g.Register(from("srv", plain(tt.uri)))
+			g := newReg(t, refs.Config{})
+			e1 := g.Register(ctx, from("srv", plain(first)))
+			e2 := g.Register(ctx, from("srv", plain(tt.uri)))
 			if got := e1.ID == e2.ID; got != tt.same {
 				t.Errorf("N8: %+q and %+q share a record = %t, want %t (%s)", first, tt.uri, got, tt.same, tt.reason)
 			}
@@ -461,6 +496,7 @@ func TestCanonicalURIOneRecord(t *testing.T) {
 }
 
 func TestWhoseWordCounts(t *testing.T) {
+	ctx := t.Context()
 	const u = "https://files.example/a.wav"
 	expiring := func(at string) convert.Testimony {
 		return convert.Testimony{URI: u, ExpiresAt: at, Present: convert.FieldURI | convert.FieldExpiresAt}
@@ -523,10 +559,10 @@ func TestWhoseWordCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{})
+			g := newReg(t, refs.Config{})
 			var e convert.Entry
 			for _, r := range tt.steps {
-				e = g.Register(r)
+				e = g.Register(ctx, r)
 			}
 			if diff := cmp.Diff(tt.want, e.Testimony); diff != "" {
 				t.Errorf("R6: Register entry testimony (-want +got) (%s):\n%s", tt.reason, diff)
@@ -550,6 +586,7 @@ func TestWhoseWordCounts(t *testing.T) {
 }
 
 func TestNewDigestForgetsSavedCopy(t *testing.T) {
+	ctx := t.Context()
 	const u = "https://files.example/a.wav"
 	d1 := "sha256:" + strings.Repeat("A", 43)
 	d2 := "sha256:" + strings.Repeat("B", 43)
@@ -569,23 +606,26 @@ func TestNewDigestForgetsSavedCopy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{})
-			e := g.Register(from("s1", digested(d1)))
-			saved := refs.Saved{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true, Against: digested(d1)}
-			if err := g.Save(e.ID, saved); err != nil {
+			g := newReg(t, refs.Config{})
+			e := g.Register(ctx, from("s1", digested(d1)))
+			saved := convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}
+			if err := g.Save(e.ID, saved, digested(d1)); err != nil {
 				t.Fatalf("F19: Save = %v", err)
 			}
-			after := g.Register(tt.again)
+			after := g.Register(ctx, tt.again)
 			rec := mustLookup(t, g, e.ID, "R6")
-			if got := rec.Saved != nil; got != tt.keep {
+			if got := rec.Copy != nil; got != tt.keep {
 				t.Errorf("R6: saved copy kept = %t, want %t (%s)", got, tt.keep, tt.reason)
 			}
-			if after.Saved != tt.keep {
-				t.Errorf("R6: Register entry Saved = %t, want %t (%s)", after.Saved, tt.keep, tt.reason)
+			if got := after.Copy != nil; got != tt.keep {
+				t.Errorf("R6: Register entry has a Copy = %t, want %t (%s)", got, tt.keep, tt.reason)
 			}
 			if tt.keep {
-				if diff := cmp.Diff(&saved, rec.Saved); diff != "" {
+				if diff := cmp.Diff(&saved, rec.Copy); diff != "" {
 					t.Errorf("F19: saved facts changed (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(&saved, after.Copy); diff != "" {
+					t.Errorf("F19: the entry's saved facts (-want +got):\n%s", diff)
 				}
 			}
 		})
@@ -593,6 +633,7 @@ func TestNewDigestForgetsSavedCopy(t *testing.T) {
 }
 
 func TestSave(t *testing.T) {
+	ctx := t.Context()
 	tests := []struct {
 		name, reason string
 		// prepare returns the id to save under, given a registry of
@@ -603,46 +644,46 @@ func TestSave(t *testing.T) {
 		{
 			name:    "live",
 			reason:  "a fetch of a held, unmarked record records its verified facts (F19)",
-			prepare: func(g *refs.Registry) string { return g.Register(from("srv", plain(uriN(1)))).ID },
+			prepare: func(g *refs.Registry) string { return g.Register(ctx, from("srv", plain(uriN(1)))).ID },
 		},
 		{
 			name:   "evicted",
 			reason: "a record evicted during the fetch must not take the copy (F20, R8)",
 			prepare: func(g *refs.Registry) string {
-				id := g.Register(from("srv", plain(uriN(1)))).ID
-				g.Register(from("srv", plain(uriN(2))))
-				g.Register(from("srv", plain(uriN(3))))
+				id := g.Register(ctx, from("srv", plain(uriN(1)))).ID
+				g.Register(ctx, from("srv", plain(uriN(2))))
+				g.Register(ctx, from("srv", plain(uriN(3))))
 				return id
 			},
-			wantErr: refs.ErrStale,
+			wantErr: refs.ErrGone,
 		},
 		{
 			name:   "replaced-under-uri",
 			reason: "after eviction the uri's new record is not the one the fetch began with (F20)",
 			prepare: func(g *refs.Registry) string {
-				id := g.Register(from("srv", plain(uriN(1)))).ID
-				g.Register(from("srv", plain(uriN(2))))
-				g.Register(from("srv", plain(uriN(3))))
-				g.Register(from("srv", plain(uriN(1))))
+				id := g.Register(ctx, from("srv", plain(uriN(1)))).ID
+				g.Register(ctx, from("srv", plain(uriN(2))))
+				g.Register(ctx, from("srv", plain(uriN(3))))
+				g.Register(ctx, from("srv", plain(uriN(1))))
 				return id
 			},
-			wantErr: refs.ErrStale,
+			wantErr: refs.ErrGone,
 		},
 		{
 			name:   "removed",
 			reason: "a removed record takes no copy (F20)",
 			prepare: func(g *refs.Registry) string {
-				id := g.Register(from("srv", plain(uriN(1)))).ID
+				id := g.Register(ctx, from("srv", plain(uriN(1)))).ID
 				g.Remove(id)
 				return id
 			},
-			wantErr: refs.ErrStale,
+			wantErr: refs.ErrGone,
 		},
 		{
 			name:   "marked",
 			reason: "a never-marked record records no copy (N1, F18)",
 			prepare: func(g *refs.Registry) string {
-				e, _ := g.MarkNever(uriN(1), "srv")
+				e, _ := g.MarkNever(ctx, uriN(1), "srv")
 				return e.ID
 			},
 			wantErr: refs.ErrMarked,
@@ -651,8 +692,8 @@ func TestSave(t *testing.T) {
 			name:   "marked-after-registration",
 			reason: "a mark that lands during the fetch refuses the save (N1, F18)",
 			prepare: func(g *refs.Registry) string {
-				id := g.Register(from("srv", plain(uriN(1)))).ID
-				g.Register(convert.Registration{Testimony: plain(uriN(1)), Server: "other", Never: true})
+				id := g.Register(ctx, from("srv", plain(uriN(1)))).ID
+				g.Register(ctx, convert.Registration{Testimony: plain(uriN(1)), Server: "other", Never: true})
 				return id
 			},
 			wantErr: refs.ErrMarked,
@@ -660,31 +701,28 @@ func TestSave(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := refs.New(refs.Config{Capacity: 2})
+			g := newReg(t, refs.Config{Capacity: 2})
 			id := tt.prepare(g)
-			s := refs.Saved{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true, Against: plain(uriN(1))}
-			err := g.Save(id, s)
+			s := convert.Copy{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true}
+			err := g.Save(id, s, plain(uriN(1)))
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Fatalf("F19/F20: Save = %v, want %v (%s)", err, tt.wantErr, tt.reason)
 			}
 			rec, held := g.Lookup(id)
 			if tt.wantErr != nil {
-				if held && rec.Saved != nil {
+				if held && rec.Copy != nil {
 					t.Errorf("F20: a refused Save left a copy on the record (%s)", tt.reason)
 				}
-				if cur, ok := g.ByURI(uriN(1)); ok && cur.Saved != nil {
+				if cur, ok := g.ByURI(uriN(1)); ok && cur.Copy != nil {
 					t.Errorf("F20: a refused Save left a copy on the uri's current record %q (%s)", cur.ID, tt.reason)
 				}
 				return
 			}
-			if diff := cmp.Diff(&s, rec.Saved); diff != "" {
-				t.Errorf("F19: Lookup Saved (-want +got):\n%s", diff)
+			if diff := cmp.Diff(&s, rec.Copy); diff != "" {
+				t.Errorf("F19: Lookup Copy (-want +got):\n%s", diff)
 			}
 			e, _ := g.Entry(id)
-			want := convert.Entry{
-				ID: id, Testimony: rec.Testimony,
-				Saved: true, SavedPath: s.Path, VerifiedBytes: s.Bytes, VerifiedType: s.MimeType, DigestVerified: true,
-			}
+			want := convert.Entry{ID: id, Testimony: rec.Testimony, Copy: &s}
 			if diff := cmp.Diff(want, e); diff != "" {
 				t.Errorf("F19/R5: Entry after Save (-want +got):\n%s", diff)
 			}
@@ -692,12 +730,84 @@ func TestSave(t *testing.T) {
 	}
 }
 
-func TestSnapshotIsolation(t *testing.T) {
+// TestSaveAgainstTestimony pins F20 for a record whose digest changes
+// while the bytes are in flight: a copy is recorded only against the
+// digest the record claims now, and the digest it was verified against
+// decides whether a later digest still describes it.
+func TestSaveAgainstTestimony(t *testing.T) {
+	ctx := t.Context()
 	const u = "https://files.example/a.wav"
-	g := refs.New(refs.Config{})
-	e := g.Register(from("s1", named(u, "a")))
-	g.Register(from("s2", named(u, "b")))
-	if err := g.Save(e.ID, refs.Saved{Path: "store/a.wav", Bytes: 3}); err != nil {
+	d1 := "sha256:" + strings.Repeat("A", 43)
+	d2 := "sha256:" + strings.Repeat("B", 43)
+	digested := func(d string) convert.Testimony {
+		return convert.Testimony{URI: u, Digest: d, Present: convert.FieldURI | convert.FieldDigest}
+	}
+	tests := []struct {
+		name, reason string
+		record       convert.Testimony // what the record claims when the bytes arrive
+		against      convert.Testimony // what the bytes were verified against
+		wantErr      error
+		// later is a server's later testimony; keep is whether the copy
+		// still describes it.
+		later convert.Testimony
+		keep  bool
+	}{
+		{
+			name: "same-digest", reason: "bytes verified against the digest the record claims are recorded (F19)",
+			record: digested(d1), against: digested(d1), later: digested(d1), keep: true,
+		},
+		{
+			name: "digest-changed-in-flight", reason: "bytes verified against an older digest are refused (F20)",
+			record: digested(d2), against: digested(d1), wantErr: refs.ErrGone,
+		},
+		{
+			name: "digest-arrived-in-flight", reason: "bytes fetched before the record claimed any digest are refused (F20)",
+			record: digested(d1), against: plain(u), wantErr: refs.ErrGone,
+		},
+		{
+			name: "no-digest-either-side", reason: "with no digest claimed the copy is recorded (F19)",
+			record: plain(u), against: plain(u), later: plain(u), keep: true,
+		},
+		{
+			name: "no-digest-then-digest", reason: "a copy verified against no digest does not describe a digest claimed later (R6, F19)",
+			record: plain(u), against: plain(u), later: digested(d1), keep: false,
+		},
+		{
+			name: "digest-then-other-digest", reason: "a copy verified against one digest does not describe another (R6, F19)",
+			record: digested(d1), against: digested(d1), later: digested(d2), keep: false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newReg(t, refs.Config{})
+			id := g.Register(ctx, from("s1", tt.record)).ID
+			c := convert.Copy{Path: "store/" + id + ".wav", Bytes: 5, MimeType: "audio/wav", DigestVerified: tt.against.Has(convert.FieldDigest)}
+			err := g.Save(id, c, tt.against)
+			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Fatalf("F19/F20: Save = %v, want %v (%s)", err, tt.wantErr, tt.reason)
+			}
+			if tt.wantErr != nil {
+				if rec := mustLookup(t, g, id, "F20"); rec.Copy != nil {
+					t.Errorf("F20: a refused Save left a copy on the record (%s)", tt.reason)
+				}
+				return
+			}
+			g.Register(ctx, from("s1", tt.later))
+			rec := mustLookup(t, g, id, "R6")
+			if got := rec.Copy != nil; got != tt.keep {
+				t.Errorf("R6: copy kept after later testimony = %t, want %t (%s)", got, tt.keep, tt.reason)
+			}
+		})
+	}
+}
+
+func TestSnapshotIsolation(t *testing.T) {
+	ctx := t.Context()
+	const u = "https://files.example/a.wav"
+	g := newReg(t, refs.Config{})
+	e := g.Register(ctx, from("s1", named(u, "a")))
+	g.Register(ctx, from("s2", named(u, "b")))
+	if err := g.Save(e.ID, convert.Copy{Path: "store/a.wav", Bytes: 3}, named(u, "b")); err != nil {
 		t.Fatalf("setup: Save = %v", err)
 	}
 	// The expected record is written out, not read back: a snapshot
@@ -708,12 +818,12 @@ func TestSnapshotIsolation(t *testing.T) {
 		URI:       u,
 		Testimony: named(u, "b"),
 		Servers:   []string{"s1", "s2"},
-		Saved:     &refs.Saved{Path: "store/a.wav", Bytes: 3},
+		Copy:      &convert.Copy{Path: "store/a.wav", Bytes: 3},
 	}
 	mutate := func(r refs.Record) {
 		r.Servers[0], r.Servers[1] = "intruder", "another"
-		r.Saved.Path = "/etc/passwd"
-		r.Saved.Against.URI = "changed"
+		r.Copy.Path = "/etc/passwd"
+		r.Copy.Bytes = 1 << 40
 	}
 	mutate(mustLookup(t, g, e.ID, "R5"))
 	byURI, ok := g.ByURI(u)
@@ -753,23 +863,24 @@ func TestEvictReasonString(t *testing.T) {
 // a never-marked record is recorded, while the views and Save still treat
 // the mark as before.
 func TestSaveMarked(t *testing.T) {
-	g := refs.New(refs.Config{})
-	e, _ := g.MarkNever(uriN(1), "srv")
-	s := refs.Saved{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true, Against: plain(uriN(1))}
-	if err := g.Save(e.ID, s); !errors.Is(err, refs.ErrMarked) {
+	ctx := t.Context()
+	g := newReg(t, refs.Config{})
+	e, _ := g.MarkNever(ctx, uriN(1), "srv")
+	s := convert.Copy{Path: "store/x.wav", Bytes: 42, MimeType: "audio/wav", DigestVerified: true}
+	if err := g.Save(e.ID, s, plain(uriN(1))); !errors.Is(err, refs.ErrMarked) {
 		t.Fatalf("Save on a marked record = %v, want ErrMarked", err)
 	}
-	if err := g.SaveMarked(e.ID, s); err != nil {
+	if err := g.SaveMarked(e.ID, s, plain(uriN(1))); err != nil {
 		t.Fatalf("SaveMarked = %v", err)
 	}
 	rec, _ := g.Lookup(e.ID)
-	if diff := cmp.Diff(&s, rec.Saved); diff != "" {
+	if diff := cmp.Diff(&s, rec.Copy); diff != "" {
 		t.Errorf("F19: the record's copy (-want +got):\n%s", diff)
 	}
 	if ent, _ := g.Entry(e.ID); !ent.Never {
 		t.Error("N1: recording a copy lifted the mark")
 	}
-	if err := g.SaveMarked("ref_gone", s); !errors.Is(err, refs.ErrStale) {
-		t.Errorf("F20: SaveMarked on an unknown id = %v, want ErrStale", err)
+	if err := g.SaveMarked("ref_gone", s, plain(uriN(1))); !errors.Is(err, refs.ErrGone) {
+		t.Errorf("F20: SaveMarked on an unknown id = %v, want ErrGone", err)
 	}
 }
