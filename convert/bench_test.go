@@ -45,10 +45,11 @@ func BenchmarkRender(b *testing.B) {
 			}
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
-			c := convert.New(refs.New(refs.Config{}), convert.Policy{})
+			c := mustConverter(b, mustRegistry(b, refs.Config{}), convert.Policy{})
+			ctx := b.Context()
 			var out string
 			for i := 0; i < b.N; i++ {
-				out = c.Ingest(bc.blocks, convert.Source{Server: "vst", Tool: "vst_render"}).History()
+				out = c.Ingest(ctx, bc.blocks, convert.Source{Server: "vst", Tool: "vst_render"}).History()
 			}
 			b.ReportMetric(float64(len(out)), "out-bytes")
 		})
@@ -69,9 +70,9 @@ func BenchmarkRender(b *testing.B) {
 // TestMegabyteNameStubSize pins the bench README's convert target as a
 // test: a mebibyte name yields exactly the stub an absent name does.
 func TestMegabyteNameStubSize(t *testing.T) {
-	c := convert.New(refs.New(refs.Config{}), convert.Policy{})
-	huge := c.Ingest(raws(`{"type":"resource","uri":"u1","name":"`+strings.Repeat("x", 1<<20)+`","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
-	plain := c.Ingest(raws(`{"type":"resource","uri":"u2","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
+	c := mustConverter(t, mustRegistry(t, refs.Config{}), convert.Policy{})
+	huge := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"u1","name":"`+strings.Repeat("x", 1<<20)+`","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
+	plain := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"u2","sizeBytes":12,"disposition":"never"}`), convert.Source{Server: "s"}).History()
 	if len(huge) != len(plain) {
 		t.Errorf("vector 17: a 1 MiB name gives a %d-byte stub, an absent name %d", len(huge), len(plain))
 	}

@@ -2,7 +2,7 @@ package convert
 
 import "strconv"
 
-// Kind is how the host reads one content block (behaviors P1).
+// Kind is how the host reads one content block.
 type Kind string
 
 // The kinds [Classify] reports.
@@ -17,8 +17,9 @@ const (
 	// KindEmbedded is MCP's embedded resource: a resource block whose
 	// contents sit in a nested "resource" object.
 	KindEmbedded Kind = "embedded"
-	// KindInvalid is a block rejected whole: not an object, no type, or a
-	// reference whose uri is missing, not a string or too long (P4).
+	// KindInvalid is a block rejected whole: not an object, no type, a
+	// property the host must read named more than once, or a reference
+	// whose uri is missing, not a string or too long.
 	KindInvalid Kind = "invalid"
 	// KindUnknown is an object whose type this library does not know. Hosts
 	// pass it on under their own default policy.
@@ -77,7 +78,7 @@ func (f Field) String() string {
 
 // Testimony is what a reference block claims (RFC-005 §3). Every value is a
 // claim, not a fact. A field the block did not carry, or carried with a value
-// that broke its constraint (P3), is absent: its bit is clear in Present and
+// that broke its constraint, is absent: its bit is clear in Present and
 // its value is the zero value. Values are kept exactly as sent (never
 // truncated, never coerced); they are not display-safe until they pass
 // through package label.
@@ -93,7 +94,7 @@ type Testimony struct {
 	// with a valid value. FieldURI is set for every reference.
 	Present Field
 	// Rejected holds a bit for every optional field the block carried with
-	// a value that broke its constraint (P3). Such a field is absent.
+	// a value that broke its constraint. Such a field is absent.
 	Rejected Field
 }
 
@@ -137,12 +138,22 @@ type Block struct {
 	// (unsanitized, unbounded by the schema for inline data).
 	MimeType string
 	// Contradiction is set on an image or audio block that carries data
-	// together with a disposition or a uri (P5): its data must be withheld.
+	// together with a disposition or a uri: its data must be withheld.
 	Contradiction bool
-	// Link is set when the block was an MCP resource_link (P8).
+	// Link is set when the block was an MCP resource_link.
 	Link bool
 	// Invalid says why a KindInvalid block was rejected whole.
 	Invalid InvalidReason
+	// NeverURIs lists the uris a block that shows no reference of its own
+	// still calls never: a block rejected whole, or of a type this library
+	// does not know, whose top level carries a "disposition" of "never".
+	// It holds each "uri" the block names at that level (or, for an
+	// embedded resource rejected whole, in its nested resource) that is a
+	// string within the schema's bound. A resource_link carries no
+	// disposition, so it never has any. A never in a server's content
+	// marks these uris as it marks a reference's; serverless content
+	// withholds them within itself.
+	NeverURIs []string
 }
 
 // InvalidReason says why a block was rejected whole.
@@ -150,14 +161,22 @@ type InvalidReason string
 
 // The reasons a block is [KindInvalid].
 const (
-	InvalidNone       InvalidReason = ""
-	InvalidNotObject  InvalidReason = "not a JSON object"
+	InvalidNone      InvalidReason = ""
+	InvalidNotObject InvalidReason = "not a JSON object"
+	// InvalidUnreadable: the block opens as an object but no JSON decoder
+	// reads it whole (it is cut short, has trailing bytes, or nests past
+	// the decoder's depth limit).
+	InvalidUnreadable InvalidReason = "not readable as JSON"
 	InvalidNoType     InvalidReason = "no string type"
 	InvalidURIMissing InvalidReason = "uri missing"
 	InvalidURIType    InvalidReason = "uri not a string"
 	InvalidURITooLong InvalidReason = "uri longer than 4096 characters"
 	InvalidTextType   InvalidReason = "text not a string"
 	InvalidDataType   InvalidReason = "data not a string"
+	// InvalidRepeated: the block names its type, its uri, its text or data,
+	// or its nested resource more than once, so which one counts cannot be
+	// known.
+	InvalidRepeated InvalidReason = "a property named more than once"
 )
 
 // IsReference reports whether the block registers a record: a reference.

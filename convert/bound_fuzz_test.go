@@ -33,8 +33,8 @@ func FuzzViewBound(f *testing.F) {
 			`{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`,
 			`{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`,
 			`{"type":"text","text":`+string(tb)+`}`)
-		c := convert.New(newRegistry(), convert.Policy{ViewMax: max})
-		ct := c.Ingest(blocks, convert.Source{Server: "s", Lane: convert.LanePush})
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: max})
+		ct := c.Ingest(t.Context(), blocks, convert.Source{Server: "s", Lane: convert.LanePush})
 		push := convert.PushJSON(ct.Push())
 		// The server's own text, or a name once cleaned, may spell the
 		// uri's host; only judge the uri's absence when neither does.
@@ -78,8 +78,8 @@ func TestViewBoundRandom(t *testing.T) {
 		max := 200 + rng.IntN(20000)
 		ta, _ := json.Marshal(a.String())
 		tb, _ := json.Marshal(b.String())
-		c := convert.New(newRegistry(), convert.Policy{ViewMax: max})
-		ct := c.Ingest(raws(`{"type":"text","text":`+string(ta)+`}`, `{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`, `{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`, `{"type":"text","text":`+string(tb)+`}`), convert.Source{Server: "s", Lane: convert.LanePush})
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: max})
+		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(ta)+`}`, `{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`, `{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`, `{"type":"text","text":`+string(tb)+`}`), convert.Source{Server: "s", Lane: convert.LanePush})
 		push := convert.PushJSON(ct.Push())
 		for _, v := range []struct{ name, text string }{{"push view", push}, {"wake", ct.Wake()}, {"history", ct.History()}} {
 			if n := utf16Len(v.text); n > max {

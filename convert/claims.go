@@ -7,60 +7,120 @@ import (
 )
 
 // Claims are the per-uri claims one tool result or message makes, read
-// before any of its blocks is shown (behaviors N1, N2, G2). A never
+// once, when it is ingested, before any of its blocks is shown. A never
 // anywhere in the content governs every block that names the same uri,
-// whatever their order.
+// whatever their order: a reference's own, an embedded resource's, one a
+// block rejected whole still states, or one the JSON in a text holds.
 //
 // The zero Claims makes no claim. Claims are keyed by the uri's canonical
-// form, so two spellings of one location share their claims (N8).
+// form, so two spellings of one location share their claims.
 type Claims struct {
 	never   map[string]bool
 	expired map[string]bool
 	uris    map[string]bool
 }
 
-// ReadClaims gathers the claims of blocks. It is pure: it reads only the
-// blocks given.
-func ReadClaims(blocks []Block, opts ...ClaimOption) Claims {
-	c, _ := readClaims(blocks, opts...)
-	return c
+// reading is what ingestion learns from a content's blocks before it
+// shows any of them.
+type reading struct {
+	claims Claims
+	// keys holds each block's canonical uri key, "" for a block naming
+	// none, so ingestion looks claims up without canonicalizing every uri
+	// a second time.
+	keys []string
+	// spans holds, for each block with text, the "uri" members its JSON
+	// names, which the views withhold where a never governs them.
+	spans [][]uriSpan
+	// marks lists the uris that blocks registering nothing of their own (a
+	// block rejected whole, a text) call never and that no reference of
+	// the content names, once each.
+	marks []string
 }
 
-// readClaims is ReadClaims that also returns each block's canonical uri
-// key ("" for a block naming none), so ingestion looks claims up without
-// canonicalizing every uri a second time.
-func readClaims(blocks []Block, opts ...ClaimOption) (Claims, []string) {
-	var c Claims
-	keys := make([]string, len(blocks))
-	var o claimOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+// readClaims gathers the claims of blocks, judging each reference's expiry
+// at now. Besides each block's own testimony it reads the never a block
+// rejected whole still states, and the nevers the JSON in a text or an
+// embedded resource's text holds (within the bounds readText documents).
+// It reads only the blocks given.
+func readClaims(blocks []Block, now time.Time) reading {
+	r := reading{keys: make([]string, len(blocks)), spans: make([][]uriSpan, len(blocks))}
+	c := &r.claims
+	// extra holds the uris called never outside any reference's
+	// testimony, with their canonical keys.
+	type never struct{ uri, key string }
+	var extra []never
+	textMarks := 0
 	for i, b := range blocks {
+		for _, u := range b.NeverURIs {
+			key := uriform.Canonical(u)
+			c.add(key, true)
+			extra = append(extra, never{u, key})
+		}
+		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
+			tr := readText(b.Text)
+			for j := range tr.spans {
+				tr.spans[j].key = uriform.Canonical(tr.spans[j].uri)
+			}
+			r.spans[i] = tr.spans
+			for _, u := range tr.never {
+				key := uriform.Canonical(u)
+				c.add(key, true)
+				if textMarks < textMarkMax {
+					extra = append(extra, never{u, key})
+					textMarks++
+				}
+			}
+		}
 		t := b.Testimony
 		if !t.Has(FieldURI) {
 			continue
 		}
 		key := uriform.Canonical(t.URI)
-		keys[i] = key
-		if c.uris == nil {
-			c.uris = make(map[string]bool)
-		}
-		c.uris[key] = true
-		if t.Never() {
-			if c.never == nil {
-				c.never = make(map[string]bool)
-			}
-			c.never[key] = true
-		}
-		if o.now != nil && b.Kind == KindReference && t.Expiry(o.now()).Expired() {
+		r.keys[i] = key
+		c.add(key, t.Never())
+		if b.Kind == KindReference && t.Expiry(now).Expired() {
 			if c.expired == nil {
 				c.expired = make(map[string]bool)
 			}
 			c.expired[key] = true
 		}
 	}
-	return c, keys
+	// A uri a reference of the content names is marked when that
+	// reference registers; the rest are marked on their own, once each.
+	var done map[string]bool
+	for i, b := range blocks {
+		if b.Kind == KindReference {
+			if done == nil {
+				done = make(map[string]bool)
+			}
+			done[r.keys[i]] = true
+		}
+	}
+	for _, n := range extra {
+		if !done[n.key] {
+			if done == nil {
+				done = make(map[string]bool)
+			}
+			done[n.key] = true
+			r.marks = append(r.marks, n.uri)
+		}
+	}
+	return r
+}
+
+// add records that the content names the uri with canonical key key, and
+// calls it never when never is set.
+func (c *Claims) add(key string, never bool) {
+	if c.uris == nil {
+		c.uris = make(map[string]bool)
+	}
+	c.uris[key] = true
+	if never {
+		if c.never == nil {
+			c.never = make(map[string]bool)
+		}
+		c.never[key] = true
+	}
 }
 
 // neverKey reports whether the content calls the uri with canonical key
@@ -72,8 +132,8 @@ func (c Claims) Never(uri string) bool {
 	return c.never != nil && c.never[uriform.Canonical(uri)]
 }
 
-// Expired reports whether any reference of the content that names uri is
-// expired at the time given by [ClaimsAt]. Without ClaimsAt it is false.
+// Expired reports whether any reference of the content that names uri was
+// expired when the content was ingested, by the converter's clock.
 func (c Claims) Expired(uri string) bool {
 	return c.expired != nil && c.expired[uriform.Canonical(uri)]
 }
@@ -81,17 +141,4 @@ func (c Claims) Expired(uri string) bool {
 // Names reports whether any block of the content names uri.
 func (c Claims) Names(uri string) bool {
 	return c.uris != nil && c.uris[uriform.Canonical(uri)]
-}
-
-// ClaimOption adjusts how [ReadClaims] reads content.
-type ClaimOption func(*claimOptions)
-
-type claimOptions struct {
-	now func() time.Time
-}
-
-// ClaimsAt makes [ReadClaims] also judge each reference's expiry at the
-// time now returns, for [Claims.Expired].
-func ClaimsAt(now func() time.Time) ClaimOption {
-	return func(o *claimOptions) { o.now = now }
 }

@@ -16,57 +16,90 @@ const (
 	MaxSizeBytes = 1<<53 - 1
 )
 
-// Classify reads one raw content block the way a receiving host must
-// (behaviors P1–P8). It never fails and never panics: any JSON value, or
+// Classify reads one raw content block the way a receiving host must.
+// It never fails and never panics: any JSON value, or
 // bytes that are not JSON at all, yields a Block. A non-object, or an
 // object with no string "type", is [KindInvalid]; a type this package does
 // not know is [KindUnknown].
 //
-// Classify is pure (P9): it registers nothing and touches no shared state.
-// Its cost is one pass over the block's top-level properties; an over-long
-// string property is rejected from its encoded length without being
-// decoded, so a megabyte name costs the parse and nothing after it.
+// A property named twice is not read as a decoder would read it (the last
+// occurrence, silently). A "disposition" counts as never when any of its
+// occurrences says never, and otherwise is set aside like any repeated
+// optional field: absent, and listed among the rejected fields. A
+// repeated type, uri, text, data or nested resource leaves the host unable
+// to tell which one the block means, so the block is rejected whole.
+//
+// A block rejected whole, or of an unknown type, still carries a never its
+// top level states: [Block.NeverURIs] lists the uris it names there. That
+// holds for a block no decoder can read whole (nested past the decoder's
+// depth limit, or cut short), as far as its top level can be read.
+//
+// Classify is pure: it registers nothing and touches no shared state.
+// Its cost is one pass to check the JSON and one over the block's
+// top-level properties, which skips values it has no use for without
+// descending into them; an over-long string property is rejected from its
+// encoded length without being decoded, so a megabyte name costs the two
+// passes and nothing after them.
 func Classify(raw json.RawMessage) Block {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+	obj := readObject(raw)
+	switch {
+	case !obj.isObject:
 		return Block{Kind: KindInvalid, Invalid: InvalidNotObject}
+	case !obj.complete || !json.Valid(raw):
+		return Block{Kind: KindInvalid, Invalid: InvalidUnreadable, NeverURIs: obj.neverURIs()}
 	}
-	typ, ok := decodeString(obj["type"])
-	if !ok {
-		return Block{Kind: KindInvalid, Invalid: InvalidNoType}
+	rawType, _ := obj.get(keyType)
+	typ, ok := decodeString(rawType)
+	switch {
+	case obj.repeated(keyType):
+		return Block{Kind: KindInvalid, Invalid: InvalidRepeated, NeverURIs: obj.neverURIs()}
+	case !ok:
+		return Block{Kind: KindInvalid, Invalid: InvalidNoType, NeverURIs: obj.neverURIs()}
 	}
 	b := Block{Type: typ}
 	switch typ {
 	case "text":
-		text, ok := decodeString(obj["text"])
-		if !ok {
+		rawText, _ := obj.get(keyText)
+		text, ok := decodeString(rawText)
+		switch {
+		case obj.repeated(keyText):
+			b.Kind, b.Invalid = KindInvalid, InvalidRepeated
+		case !ok:
 			b.Kind, b.Invalid = KindInvalid, InvalidTextType
-			return b
+		default:
+			b.Kind, b.Text = KindText, text
 		}
-		b.Kind, b.Text = KindText, text
 	case "image", "audio":
-		classifyMedia(&b, obj)
+		classifyMedia(&b, &obj)
 	case "resource":
-		if _, hasURI := obj["uri"]; hasURI {
-			classifyReference(&b, obj, false)
-		} else if nested, ok := obj["resource"]; ok {
-			classifyEmbedded(&b, obj, nested)
+		if obj.has(keyURI) {
+			classifyReference(&b, &obj, false)
+		} else if obj.has(keyResource) {
+			classifyEmbedded(&b, &obj)
 		} else {
 			b.Kind, b.Invalid = KindInvalid, InvalidURIMissing
 		}
 	case "resource_link":
-		classifyReference(&b, obj, true)
+		classifyReference(&b, &obj, true)
 	default:
 		b.Kind = KindUnknown
+	}
+	// A resource_link carries no disposition, rejected whole or not.
+	if (b.Kind == KindInvalid || b.Kind == KindUnknown) && b.NeverURIs == nil && typ != "resource_link" {
+		b.NeverURIs = obj.neverURIs()
 	}
 	return b
 }
 
 // classifyMedia reads an image or audio block: inline when it carries
 // data, a reference in uri form otherwise. Data beside a uri or a
-// disposition is the inline contradiction of P5.
-func classifyMedia(b *Block, obj map[string]json.RawMessage) {
-	rawData, hasData := obj["data"]
+// disposition is the inline contradiction: data beside reference fields.
+func classifyMedia(b *Block, obj *object) {
+	if obj.repeated(keyData) || obj.repeated(keyURI) {
+		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
+		return
+	}
+	rawData, hasData := obj.get(keyData)
 	if !hasData {
 		classifyReference(b, obj, false)
 		return
@@ -77,15 +110,17 @@ func classifyMedia(b *Block, obj map[string]json.RawMessage) {
 		return
 	}
 	b.Kind, b.Data = KindInline, data
-	b.MimeType, _ = decodeString(obj["mimeType"])
-	_, hasURI := obj["uri"]
-	_, hasDisp := obj["disposition"]
-	if hasURI || hasDisp {
+	if !obj.repeated(keyMimeType) {
+		rawType, _ := obj.get(keyMimeType)
+		b.MimeType, _ = decodeString(rawType)
+	}
+	if obj.has(keyURI) || obj.has(keyDisposition) {
 		b.Contradiction = true
 		// The testimony is read only so that a never it carries still
-		// counts as a claim on its uri (N1); the block itself makes no
+		// counts as a claim on its uri; the block itself makes no
 		// stub and registers nothing.
-		if uri, ok := decodeBounded(obj["uri"], MaxURILen); ok {
+		rawURI, _ := obj.get(keyURI)
+		if uri, ok := decodeBounded(rawURI, MaxURILen); ok {
 			b.Testimony = readFields(obj, false)
 			b.Testimony.URI = uri
 			b.Testimony.Present |= FieldURI
@@ -93,14 +128,18 @@ func classifyMedia(b *Block, obj map[string]json.RawMessage) {
 	}
 }
 
-// classifyReference reads a reference block's testimony. A bad uri rejects
-// the block whole (P4); a bad optional field is rejected as a field (P3).
-// A resource_link maps onto testimony field for field, with no disposition
-// (RFC-005 §8.1).
-func classifyReference(b *Block, obj map[string]json.RawMessage, link bool) {
-	rawURI, has := obj["uri"]
-	if !has {
+// classifyReference reads a reference block's testimony. A bad or
+// repeated uri rejects the block whole; a bad or repeated optional field
+// is rejected as a field. A resource_link maps onto testimony field for
+// field, with no disposition (RFC-005 §8.1).
+func classifyReference(b *Block, obj *object, link bool) {
+	rawURI, has := obj.get(keyURI)
+	switch {
+	case !has:
 		b.Kind, b.Invalid = KindInvalid, InvalidURIMissing
+		return
+	case obj.repeated(keyURI):
+		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
 		return
 	}
 	uri, ok := decodeString(rawURI)
@@ -124,63 +163,89 @@ func classifyReference(b *Block, obj map[string]json.RawMessage, link bool) {
 }
 
 // classifyEmbedded reads MCP's embedded resource. Its uri and type are kept
-// as testimony so never claims can reach it (N6); a disposition may sit on
-// the outer block or on the nested resource.
-func classifyEmbedded(b *Block, outer map[string]json.RawMessage, nested json.RawMessage) {
+// as testimony so never claims can reach it; a disposition may sit on
+// the outer block or on the nested resource. A nested resource that names
+// its uri, text or blob twice is rejected whole, keeping any never.
+func classifyEmbedded(b *Block, outer *object) {
 	b.Kind = KindEmbedded
-	var inner map[string]json.RawMessage
-	if err := json.Unmarshal(nested, &inner); err != nil || inner == nil {
+	if outer.repeated(keyResource) {
+		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
 		return
 	}
-	if uri, ok := decodeBounded(inner["uri"], MaxURILen); ok {
-		b.Testimony.URI = uri
-		b.Testimony.Present |= FieldURI
+	nested, _ := outer.get(keyResource)
+	inner := readObject(nested)
+	if inner.repeated(keyURI) || inner.repeated(keyText) || inner.repeated(keyBlob) {
+		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
+		inner.never = inner.never || outer.never
+		b.NeverURIs = inner.neverURIs()
+		return
 	}
-	if mt, ok := decodeBounded(inner["mimeType"], MaxMimeTypeLen); ok {
-		b.Testimony.MimeType = mt
-		b.Testimony.Present |= FieldMimeType
-		b.MimeType = mt
-	}
-	if name, ok := decodeBounded(inner["name"], MaxNameLen); ok {
-		b.Testimony.Name = name
-		b.Testimony.Present |= FieldName
-	}
-	for _, src := range []map[string]json.RawMessage{outer, inner} {
-		if d, ok := decodeString(src["disposition"]); ok && (d == string(DispositionNever) || d == string(DispositionRef)) {
-			if b.Testimony.Disposition != DispositionNever {
-				b.Testimony.Disposition = Disposition(d)
+	for _, src := range []*object{outer, &inner} {
+		raw, has := src.get(keyDisposition)
+		switch {
+		case src.never:
+			b.Testimony.Disposition = DispositionNever
+			b.Testimony.Present |= FieldDisposition
+		case has && !src.repeated(keyDisposition) && b.Testimony.Disposition != DispositionNever:
+			if d, ok := decodeString(raw); ok && d == string(DispositionRef) {
+				b.Testimony.Disposition = DispositionRef
 				b.Testimony.Present |= FieldDisposition
 			}
 		}
 	}
-	b.Text, _ = decodeString(inner["text"])
-	b.Data, _ = decodeString(inner["blob"])
+	if !inner.isObject {
+		return
+	}
+	if raw, ok := inner.get(keyURI); ok {
+		if uri, ok := decodeBounded(raw, MaxURILen); ok {
+			b.Testimony.URI = uri
+			b.Testimony.Present |= FieldURI
+		}
+	}
+	if raw, ok := inner.get(keyMimeType); ok && !inner.repeated(keyMimeType) {
+		if mt, ok := decodeBounded(raw, MaxMimeTypeLen); ok {
+			b.Testimony.MimeType = mt
+			b.Testimony.Present |= FieldMimeType
+			b.MimeType = mt
+		}
+	}
+	if raw, ok := inner.get(keyName); ok && !inner.repeated(keyName) {
+		if name, ok := decodeBounded(raw, MaxNameLen); ok {
+			b.Testimony.Name = name
+			b.Testimony.Present |= FieldName
+		}
+	}
+	rawText, _ := inner.get(keyText)
+	b.Text, _ = decodeString(rawText)
+	rawBlob, _ := inner.get(keyBlob)
+	b.Data, _ = decodeString(rawBlob)
 }
 
-// readFields applies the one invalid-field rule (P3) to every optional
-// testimony field of obj.
-func readFields(obj map[string]json.RawMessage, link bool) Testimony {
+// readFields applies the one invalid-field rule to every optional
+// testimony field of obj. A field named twice is rejected as a field,
+// except that a never in any occurrence of disposition holds.
+func readFields(obj *object, link bool) Testimony {
 	var t Testimony
-	str := func(key string, f Field, max int, dst *string) {
-		raw, has := obj[key]
+	str := func(k key, f Field, max int, dst *string) {
+		raw, has := obj.get(k)
 		if !has {
 			return
 		}
-		if s, ok := decodeBounded(raw, max); ok {
+		if s, ok := decodeBounded(raw, max); ok && !obj.repeated(k) {
 			*dst = s
 			t.Present |= f
 		} else {
 			t.Rejected |= f
 		}
 	}
-	str("mimeType", FieldMimeType, MaxMimeTypeLen, &t.MimeType)
-	str("name", FieldName, MaxNameLen, &t.Name)
-	sizeKey := "sizeBytes"
+	str(keyMimeType, FieldMimeType, MaxMimeTypeLen, &t.MimeType)
+	str(keyName, FieldName, MaxNameLen, &t.Name)
+	sizeKey := keySizeBytes
 	if link {
-		sizeKey = "size"
+		sizeKey = keySize
 	}
-	if raw, has := obj[sizeKey]; has {
-		if n, ok := parseSize(raw); ok {
+	if raw, has := obj.get(sizeKey); has {
+		if n, ok := parseSize(raw); ok && !obj.repeated(sizeKey) {
 			t.SizeBytes = n
 			t.Present |= FieldSizeBytes
 		} else {
@@ -189,24 +254,26 @@ func readFields(obj map[string]json.RawMessage, link bool) Testimony {
 	}
 	if link {
 		// A ResourceLink carries no digest, expiry or disposition: any
-		// such property on it is an unknown property and is ignored (P6).
+		// such property on it is an unknown property and is ignored.
 		return t
 	}
-	if raw, has := obj["digest"]; has {
-		if d, ok := decodeString(raw); ok && validDigest(d) {
+	if raw, has := obj.get(keyDigest); has {
+		if d, ok := decodeString(raw); ok && validDigest(d) && !obj.repeated(keyDigest) {
 			t.Digest = d
 			t.Present |= FieldDigest
 		} else {
 			t.Rejected |= FieldDigest
 		}
 	}
-	str("expiresAt", FieldExpiresAt, MaxExpiresAtLen, &t.ExpiresAt)
-	if raw, has := obj["disposition"]; has {
+	str(keyExpiresAt, FieldExpiresAt, MaxExpiresAtLen, &t.ExpiresAt)
+	if raw, has := obj.get(keyDisposition); has {
 		d, ok := decodeString(raw)
 		switch {
-		case ok && d == string(DispositionNever):
+		case obj.never:
 			t.Disposition = DispositionNever
 			t.Present |= FieldDisposition
+		case obj.repeated(keyDisposition):
+			t.Rejected |= FieldDisposition
 		case ok && d == string(DispositionRef):
 			t.Disposition = DispositionRef
 			t.Present |= FieldDisposition

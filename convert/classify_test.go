@@ -161,7 +161,9 @@ func contains(list []string, s string) bool {
 // carries a uri within the schema bound.
 func FuzzClassify(f *testing.F) {
 	for _, s := range []string{`{"type":"resource","uri":"u","sizeBytes":1e400}`, `null`, `[`, `{"type":"image","data":1}`,
-		`{"type":"resource","resource":{"uri":"x","blob":"AA"},"disposition":"never"}`, "{\"type\":\"text\",\"text\":\"\xff\"}"} {
+		`{"type":"resource","resource":{"uri":"x","blob":"AA"},"disposition":"never"}`, "{\"type\":\"text\",\"text\":\"\xff\"}",
+		`{"type":"resource","uri":"a","uri":"b","disposition":"never","disposition":"ref"}`, `{"type":"image","uri":"u","disposition":"never","x":[[[`,
+		`{"type":"resource","resource":{"uri":"a","text":"x","text":"y"},"disposition":"never"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -171,6 +173,14 @@ func FuzzClassify(f *testing.F) {
 		}
 		if b.Testimony.Present&b.Testimony.Rejected != 0 {
 			t.Errorf("a field both present and rejected: %b %b", b.Testimony.Present, b.Testimony.Rejected)
+		}
+		if len(b.NeverURIs) > 0 && b.Kind != KindInvalid && b.Kind != KindUnknown {
+			t.Errorf("a %s block carries never uris of its own: %q", b.Kind, b.NeverURIs)
+		}
+		for _, u := range b.NeverURIs {
+			if utf8.RuneCountInString(u) > MaxURILen {
+				t.Errorf("P4: a never uri over the bound")
+			}
 		}
 	})
 }

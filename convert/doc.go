@@ -1,31 +1,41 @@
-// Package convert is the wire side of RFC-005 in a host: it reads raw
-// content blocks as testimony, checks them against the strict emitter
-// schema, and turns a tool result, push event, channel message or
-// injection into what a model may see.
+// Package convert is the side of refcore that faces the model: it reads a
+// server's raw content blocks as testimony (what the server claims, which
+// the host may doubt), checks them against the strict schema server authors
+// must follow, and turns a tool result, push event, channel message or
+// injection into the text and blocks a model may see.
 //
 // What it guarantees:
 //
 //   - [Classify] never panics and never fails: any JSON value (or none)
-//     yields a [Block]. A bad optional field is rejected as a field and is
-//     absent, never truncated or coerced; a bad uri rejects the block whole;
-//     inline data beside a disposition or uri is withheld (P1–P6, P8).
-//     Classifying is pure (P9).
-//   - [Validate] is the strict JSON-Schema-equivalent check of Appendix B.1
-//     as RFC-005 §8 amends it, for server authors (P7). Host treatment never
-//     depends on it.
-//   - A [Converter] reads a whole content's claims before showing any block
-//     (N2), registers every reference through a [Registrar], and renders
-//     every view from the records' current state. No view carries a uri
-//     under never, nor by default any uri; no view carries withheld inline
-//     data or an embedded resource a never names (S2, P5, N6). Every
-//     server-supplied string passes through package label before it reaches
-//     a view; a stub has a bounded size whatever its fields' lengths, and a
-//     whole view stays within [Policy.ViewMax] (vectors 8, 17).
-//   - The text of every stub and notice is a contract, pinned by golden
-//     files under testdata/convert.
+//     yields a [Block]. A bad optional field is set aside, never truncated
+//     or coerced; a bad uri rejects the block whole; inline data next to a
+//     disposition or a uri is withheld. A property named twice is never
+//     read as the last one silently: a never in any occurrence holds, a
+//     repeated optional field is set aside, and a repeated uri or type
+//     rejects the block whole. A block rejected whole still carries a
+//     never its top level states. Classifying touches no shared state.
+//   - [Validate] is the strict schema check (MCPL Appendix B.1 as RFC-005
+//     section 8 amends it, and no property named twice in any object),
+//     for server authors. What the host shows never depends on it.
+//   - A [Converter] reads a whole content's claims before it shows any
+//     block (a never anywhere governs every block naming that uri, also a
+//     never the server wrote as JSON into a text), registers every
+//     reference through a [Registrar], and renders each view from the
+//     records' current state. A model sees a reference as a stub: an
+//     opaque id, its own block's cleaned name, type and claimed size,
+//     where it came from, and what it offers next. Blocks naming one uri
+//     share a record (its id, its never mark, its saved copy) while each
+//     stub shows what its own block claimed. No view shows a uri under
+//     never, nor any uri unless the host's [Policy] allows it; no view
+//     shows inline data or an embedded resource a never withholds. Every
+//     string a server sent is cleaned and bounded by package label first;
+//     a stub has a bounded size whatever its fields' lengths, and a whole
+//     view stays within [Policy.ViewMax].
+//   - The text of every stub and notice is a contract: the same facts give
+//     the same words, release to release.
 //
-// What it does not reach: it fetches nothing (F1) and stores nothing; it
-// does not decide whether a fetch would succeed unless the host supplies
-// [Policy.Refusal]. A Converter is safe for concurrent use when its
-// Registrar is.
+// What it does not reach: it fetches nothing and stores nothing, and it
+// does not know whether a fetch would succeed unless the host wires
+// [Policy.Refusal] to its fetcher. A Converter is safe for concurrent use
+// when its Registrar is.
 package convert

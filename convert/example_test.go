@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,14 +14,22 @@ import (
 // reference becomes a stub: an opaque id, labels and the claimed size,
 // never the uri.
 func ExampleConverter_Ingest_toolResult() {
-	reg := refs.New(refs.Config{})
-	conv := convert.New(reg, convert.Policy{})
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv, err := convert.New(reg, convert.Policy{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	result := []json.RawMessage{
 		json.RawMessage(`{"type":"text","text":"rendered in 676 ms"}`),
 		json.RawMessage(`{"type":"resource","uri":"https://render.example/files/chord.wav?sig=abc",
 			"mimeType":"audio/wav","sizeBytes":4233704,"name":"chord.wav","disposition":"never"}`),
 	}
-	content := conv.Ingest(result, convert.Source{Server: "vst", Lane: convert.LaneToolResult, Tool: "vst_render"})
+	content := conv.Ingest(context.Background(), result, convert.Source{Server: "vst", Lane: convert.LaneToolResult, Tool: "vst_render"})
 	history := content.History()
 	id := content.IDs()[0]
 	fmt.Println(strings.ReplaceAll(history, id, "ref_…"))
@@ -34,12 +43,21 @@ func ExampleConverter_Ingest_toolResult() {
 // A push event wakes the model with the event's text and a stub for its
 // attachment. The attachment's size claim cannot inflate the wake.
 func ExampleContent_Wake() {
-	conv := convert.New(refs.New(refs.Config{}), convert.Policy{})
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv, err := convert.New(reg, convert.Policy{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	event := []json.RawMessage{
 		json.RawMessage(`{"type":"text","text":"capture finished"}`),
 		json.RawMessage(`{"type":"image","uri":"https://cam.example/shot.png","mimeType":"image/png","sizeBytes":9007199254740991}`),
 	}
-	content := conv.Ingest(event, convert.Source{Server: "camera", Lane: convert.LanePush, Event: "capture"})
+	content := conv.Ingest(context.Background(), event, convert.Source{Server: "camera", Lane: convert.LanePush, Event: "capture"})
 	fmt.Println(strings.ReplaceAll(content.Wake(), content.IDs()[0], "ref_…"))
 	// Output:
 	// capture finished

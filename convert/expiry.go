@@ -2,8 +2,8 @@ package convert
 
 import "time"
 
-// ExpiryReason says whether, and why, a reference counts as expired
-// (behaviors E1). Each reason that makes a reference expired is its own
+// ExpiryReason says whether, and why, a reference counts as expired.
+// Each reason that makes a reference expired is its own
 // value, so refusals and stubs can say which.
 type ExpiryReason int
 
@@ -40,6 +40,21 @@ func (r ExpiryReason) String() string {
 		return "rejected"
 	}
 	return "unknown"
+}
+
+// Clause says why an expired reference cannot be fetched, as the stub and
+// the fetcher's refusal both word it, for example "its claimed expiry has
+// passed". It is "" for a reason that is not expired.
+func (r ExpiryReason) Clause() string {
+	switch r {
+	case ExpiryPassed:
+		return "its claimed expiry has passed"
+	case ExpiryUnparseable:
+		return "its expiry date cannot be read, so it counts as expired"
+	case ExpiryRejected:
+		return "its expiry field was malformed, so it counts as expired"
+	}
+	return ""
 }
 
 // Expiry judges the testimony's expiry at now. An expiresAt that was

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/mcplrefs/refcore/label"
@@ -38,15 +39,20 @@ type Policy struct {
 	FetchHint string
 	// ShowURI, if set, is asked whether a reference's uri may be shown in
 	// its stub. It is consulted only for a ref or absent disposition on a
-	// record no server marked never (S2); under never the uri is withheld
+	// record no server marked never; under never the uri is withheld
 	// whatever it says. The default shows no uri.
+	//
+	// ShowURI, Refusal and Inline are asked about an entry as one block
+	// shows it: the record's id, never mark and saved copy, with that
+	// block's own testimony in place of the record's.
 	ShowURI func(Entry) bool
 	// Refusal, if set, says why the host's fetcher would refuse an entry
 	// without dialing (fetch.Fetcher.Refusal's clause), or "" when it
 	// would try. A stub then gives that reason instead of a fetch hint.
+	// It is asked only when the block's own expiry has not passed.
 	Refusal func(Entry) string
 	// Inline, if set, may show a verified payload in a push view in place
-	// of a reference's stub (S5, vector 3). It is asked only about an entry
+	// of a reference's stub (vector 3). It is asked only about an entry
 	// with a saved copy whose disposition is ref or absent and that no
 	// server marked never; it returns the block to show and true, or false
 	// to keep the stub. The block counts toward the view bound like any
@@ -56,17 +62,31 @@ type Policy struct {
 	Now func() time.Time
 }
 
+// check refuses a negative bound: zero means the default, and no bound is
+// ever "none".
+func (p Policy) check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"NameMax", p.NameMax}, {"TypeMax", p.TypeMax}, {"StubMax", p.StubMax}, {"ViewMax", p.ViewMax}} {
+		if f.v < 0 {
+			return fmt.Errorf("convert: Policy.%s is negative", f.name)
+		}
+	}
+	return nil
+}
+
 func (p Policy) withDefaults() Policy {
-	if p.NameMax <= 0 {
+	if p.NameMax == 0 {
 		p.NameMax = label.NameMax
 	}
-	if p.TypeMax <= 0 {
+	if p.TypeMax == 0 {
 		p.TypeMax = label.TypeMax
 	}
-	if p.StubMax <= 0 {
+	if p.StubMax == 0 {
 		p.StubMax = DefaultStubMax
 	}
-	if p.ViewMax <= 0 {
+	if p.ViewMax == 0 {
 		p.ViewMax = DefaultViewMax
 	}
 	if p.FetchHint == "" {

@@ -1,5 +1,12 @@
 package convert
 
+import (
+	"context"
+	"strings"
+
+	"github.com/mcplrefs/refcore/label"
+)
+
 // Registration is what ingesting one reference asks of the record store.
 type Registration struct {
 	// Testimony is the block's testimony; its URI is required.
@@ -8,10 +15,49 @@ type Registration struct {
 	// for serverless content (a host module's result, a script's output, a
 	// relay of someone else's JSON).
 	Server string
-	// Never is set when the content's claims call the uri never (N1). It
-	// marks the record only when Server is not "": a serverless never
-	// withholds within its own content and marks nothing (N4).
+	// Never is set when the content's claims call the uri never. It marks
+	// the record only when Server is not "": a never in serverless content
+	// withholds within that content and marks nothing.
 	Never bool
+}
+
+// Copy is what a successful fetch verified about a stored payload. Every
+// field comes from the bytes the host received, never from what the server
+// claimed. The record, its view entry and the fetch result all carry this
+// one type.
+type Copy struct {
+	// Path is where the host's store put the copy. The store chose it; no
+	// server-sent text is part of it.
+	Path string
+	// Bytes is the decoded byte count.
+	Bytes int64
+	// MimeType is the media type observed from the bytes and the response,
+	// such as "audio/wav".
+	MimeType string
+	// DigestVerified is set when the reference claimed a digest and the
+	// bytes matched it.
+	DigestVerified bool
+}
+
+// Summary words the copy as every model-facing text does, in a stub and
+// in a fetch tool's answer: "saved at <path> (<size> verified, <type>,
+// digest matched)". The path is cleaned and bounded.
+func (c Copy) Summary() string {
+	var b strings.Builder
+	b.WriteString("saved at ")
+	b.WriteString(label.Display(c.Path, 2*label.NameMax))
+	b.WriteString(" (")
+	b.WriteString(formatSize(c.Bytes))
+	b.WriteString(" verified")
+	if mt := label.MediaType(c.MimeType); mt != "" {
+		b.WriteString(", ")
+		b.WriteString(mt)
+	}
+	if c.DigestVerified {
+		b.WriteString(", digest matched")
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // Entry is the part of a host-private record that a view may read. It is
@@ -19,17 +65,17 @@ type Registration struct {
 type Entry struct {
 	// ID is the host-generated opaque reference id, such as "ref_k2…".
 	ID string
-	// Testimony is the record's testimony, chosen by whose word counts (R6).
+	// Testimony is the record's testimony: the latest word of a server
+	// bound to the record, or of serverless content while no server is.
+	// It is what counts for fetching. A view shows each block with its
+	// own testimony instead, so the entries a [Policy] hook is asked about
+	// carry the block's.
 	Testimony Testimony
-	// Never is set once a server's never marked the record (N1).
+	// Never is set once a server's never marked the record.
 	Never bool
-	// Saved is set when a verified copy is stored; the fields below
-	// describe it and come from the bytes, never from testimony (R5).
-	Saved          bool
-	SavedPath      string
-	VerifiedBytes  int64
-	VerifiedType   string
-	DigestVerified bool
+	// Copy describes the verified copy the host holds, or is nil. A view
+	// never shows the copy of a record marked never.
+	Copy *Copy
 }
 
 // Registrar is the record store a [Converter] registers references in.
@@ -38,14 +84,15 @@ type Entry struct {
 type Registrar interface {
 	// Register records one reference and returns its entry. Registering a
 	// uri the store holds returns the same record, most recently used.
-	Register(r Registration) Entry
-	// Entry returns the current entry for id, if the store still holds it.
+	Register(ctx context.Context, r Registration) Entry
+	// Entry returns the current entry for id, if the store still holds it,
+	// and counts as showing it.
 	Entry(id string) (Entry, bool)
 	// EntryForURI returns the current entry for a uri, if any.
 	EntryForURI(uri string) (Entry, bool)
 	// MarkNever marks the record for uri never on server's word, creating
-	// a marked record bound to server when none exists (N1). It is used for
-	// a never that arrives on a block that makes no stub (an embedded
-	// resource, an inline contradiction). server is never "".
-	MarkNever(uri, server string) (Entry, bool)
+	// a marked record bound to server when none exists. It is used for a
+	// never that arrives on a block that shows no stub (an embedded
+	// resource, inline data beside reference fields). server is never "".
+	MarkNever(ctx context.Context, uri, server string) (Entry, bool)
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/mcplrefs/refcore/label"
 )
 
-// ScriptItem is one block of a script's structured view of content (S4).
+// ScriptItem is one block of a script's structured view of content.
 // For a reference it carries the id, labels, claimed size, saved path and
 // why it cannot be fetched; it never carries a uri under never, nor by
 // default at all.
@@ -27,7 +27,7 @@ type ScriptItem struct {
 	SavedPath string
 	// Unfetchable says why the reference cannot be fetched, or "".
 	Unfetchable string
-	// URI is shown only where the policy's ShowURI allowed it (S2).
+	// URI is shown only where the policy's ShowURI allowed it.
 	URI string
 }
 
@@ -78,18 +78,18 @@ func (ct *Content) Script() []ScriptItem {
 		it := ct.items[i]
 		switch {
 		case b.Kind == KindText:
-			out[i] = ScriptItem{Kind: "text", Text: b.Text}
+			out[i] = ScriptItem{Kind: "text", Text: ct.shownText(i)}
 		case b.Kind == KindReference && !it.withheld:
 			e, ok := c.reg.Entry(it.id)
 			if !ok {
 				out[i] = ScriptItem{Kind: "notice", Text: noticeUnknownRecord}
 				continue
 			}
-			out[i] = c.scriptReference(e)
+			out[i] = c.scriptReference(asShown(e, b), ct.src)
 		case b.Kind == KindInline && !b.Contradiction:
 			out[i] = ScriptItem{Kind: "inline", Text: b.Data, MimeType: label.MediaType(b.MimeType)}
 		case b.Kind == KindEmbedded && !it.withheld:
-			out[i] = ScriptItem{Kind: "embedded", Text: b.Text, MimeType: label.MediaType(b.MimeType)}
+			out[i] = ScriptItem{Kind: "embedded", Text: ct.shownText(i), MimeType: label.MediaType(b.MimeType)}
 		default:
 			out[i] = ScriptItem{Kind: "notice", Text: ct.line(i)}
 		}
@@ -97,28 +97,27 @@ func (ct *Content) Script() []ScriptItem {
 	return out
 }
 
-func (c *Converter) scriptReference(e Entry) ScriptItem {
+// scriptReference is a script's item for a reference shown as e, in
+// content from src.
+func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 	t := e.Testimony
 	s := ScriptItem{
 		Kind:         "reference",
 		RefID:        e.ID,
 		Name:         label.Display(t.Name, c.policy.NameMax),
-		MimeType:     label.Bound(label.MediaType(t.MimeType), c.policy.TypeMax),
+		MimeType:     label.MediaTypeMax(t.MimeType, c.policy.TypeMax),
 		ClaimedBytes: -1,
 	}
 	if t.Has(FieldSizeBytes) {
 		s.ClaimedBytes = t.SizeBytes
 	}
-	switch {
-	case e.Never:
-		s.Unfetchable = "marked never by its server"
-	case e.Saved:
-		s.SavedPath = e.SavedPath
-	default:
-		s.Unfetchable = c.unfetchable(e)
+	if n := c.next(e, src); n.copy != nil {
+		s.SavedPath = n.copy.Path
+	} else {
+		s.Unfetchable = n.why
 	}
-	if !e.Never && t.Disposition != DispositionNever && c.policy.ShowURI != nil && c.policy.ShowURI(e) {
-		s.URI = t.URI
+	if uri, ok := c.shownURI(e); ok {
+		s.URI = uri
 	}
 	return s
 }

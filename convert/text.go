@@ -9,7 +9,7 @@ import (
 
 // The model-visible texts below are a contract: golden files under
 // testdata/ pin every shape (see view_test.go). Every stub and notice is one
-// line in square brackets, so models learn one shape (S1, S6).
+// line in square brackets, so models learn one shape.
 
 // Lane is the route by which content reached the host (RFC-005 §4).
 type Lane int
@@ -51,7 +51,7 @@ type Source struct {
 	Event string
 }
 
-// provenance is the stub's one line of provenance (S1).
+// provenance is the stub's one line of provenance.
 func (p Policy) provenance(src Source) string {
 	b := func(s string) string { return label.Display(s, DefaultProvenanceMax) }
 	server, tool, event := b(src.Server), b(src.Tool), b(src.Event)
@@ -113,23 +113,19 @@ func formatSize(n int64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
 }
 
-// expiryClause says why an expired reference cannot be fetched (E1).
-func expiryClause(r ExpiryReason) string {
-	switch r {
-	case ExpiryPassed:
-		return "its claimed expiry has passed"
-	case ExpiryUnparseable:
-		return "its expiry date cannot be read, so it counts as expired"
-	case ExpiryRejected:
-		return "its expiry field was malformed, so it counts as expired"
-	}
-	return ""
-}
-
-// neverWords ends a stub or notice for content a never withholds.
+// neverWords ends a stub or notice, in a server's content, for what a
+// server's never withholds.
 const neverWords = "its server marked it never, so neither the model nor its tools may receive it"
 
-// stub renders one reference's stub (S1–S3).
+// markedWords is neverWords for content no server sent: the mark it
+// shows was made by a server, but not by the content's own.
+const markedWords = "a server marked it never, so neither the model nor its tools may receive it"
+
+// askedWords ends a notice for what serverless content withholds on its
+// own word: no server marked it, the content itself asked.
+const askedWords = "this content asks that neither the model nor its tools receive it"
+
+// stub renders one reference's stub.
 func (c *Converter) stub(e Entry, src Source) string {
 	p := c.policy
 	var b strings.Builder
@@ -141,7 +137,7 @@ func (c *Converter) stub(e Entry, src Source) string {
 		b.WriteString(name)
 		b.WriteByte('"')
 	}
-	if mt := label.Bound(label.MediaType(t.MimeType), p.TypeMax); mt != "" {
+	if mt := label.MediaTypeMax(t.MimeType, p.TypeMax); mt != "" {
 		b.WriteByte(' ')
 		b.WriteString(mt)
 	}
@@ -151,44 +147,68 @@ func (c *Converter) stub(e Entry, src Source) string {
 	}
 	b.WriteString(", ")
 	b.WriteString(p.provenance(src))
-	if !e.Never && t.Disposition != DispositionNever && p.ShowURI != nil && p.ShowURI(e) {
+	if uri, ok := c.shownURI(e); ok {
 		b.WriteString(", at ")
-		b.WriteString(label.Display(t.URI, MaxURILen))
+		b.WriteString(label.Display(uri, MaxURILen))
 	}
 	b.WriteString("; ")
-	b.WriteString(c.next(e))
+	b.WriteString(c.next(e, src).words(c.policy.FetchHint))
 	b.WriteByte(']')
 	return c.boundLine(b.String())
 }
 
-// next is what a stub offers after its facts (S3).
-func (c *Converter) next(e Entry) string {
-	switch {
-	case e.Never:
-		return "withheld: " + neverWords
-	case e.Saved:
-		s := "saved at " + label.Display(e.SavedPath, 2*label.NameMax) + " (" + formatSize(e.VerifiedBytes) + " verified"
-		if mt := label.MediaType(e.VerifiedType); mt != "" {
-			s += ", " + mt
-		}
-		if e.DigestVerified {
-			s += ", digest matched"
-		}
-		return s + ")"
+// shownURI is the one decision whether a reference's uri may be shown, in
+// a stub or a script's view: never under a never mark or a never
+// disposition, and otherwise only where the policy's ShowURI allows it.
+func (c *Converter) shownURI(e Entry) (string, bool) {
+	p := c.policy
+	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
+		return "", false
 	}
-	if why := c.unfetchable(e); why != "" {
-		return "not fetchable: " + why
-	}
-	return c.policy.FetchHint
+	return e.Testimony.URI, true
 }
 
-// unfetchable says why an unsaved entry cannot be fetched, or "".
-func (c *Converter) unfetchable(e Entry) string {
-	if e.Never {
-		return "marked never by its server"
+// nextStep is the one decision of what a reference offers next: its
+// saved copy, the reason it is withheld or cannot be fetched, or else a
+// fetch.
+type nextStep struct {
+	copy     *Copy
+	withheld bool   // a server marked it never
+	why      string // why it is withheld or cannot be fetched
+}
+
+// next decides what entry e offers after its facts, in content from src.
+func (c *Converter) next(e Entry, src Source) nextStep {
+	switch {
+	case e.Never && src.Server == "":
+		return nextStep{withheld: true, why: markedWords}
+	case e.Never:
+		return nextStep{withheld: true, why: neverWords}
+	case e.Copy != nil:
+		return nextStep{copy: e.Copy}
 	}
+	return nextStep{why: c.unfetchable(e)}
+}
+
+// words is the step as a stub ends with it; hint is what a live reference
+// offers.
+func (n nextStep) words(hint string) string {
+	switch {
+	case n.withheld:
+		return "withheld: " + n.why
+	case n.copy != nil:
+		return n.copy.Summary()
+	case n.why != "":
+		return "not fetchable: " + n.why
+	}
+	return hint
+}
+
+// unfetchable says why an unsaved, unmarked entry cannot be fetched, or
+// "".
+func (c *Converter) unfetchable(e Entry) string {
 	if r := e.Testimony.Expiry(c.policy.Now()); r.Expired() {
-		return expiryClause(r)
+		return r.Clause()
 	}
 	if c.policy.Refusal != nil {
 		return label.Display(c.policy.Refusal(e), 2*label.NameMax)
@@ -196,7 +216,7 @@ func (c *Converter) unfetchable(e Entry) string {
 	return ""
 }
 
-// Notice texts (S6).
+// Notice texts.
 func (c *Converter) noticeContradiction(b Block) string {
 	kind := "image"
 	if b.Type == "audio" {
@@ -212,13 +232,18 @@ func (c *Converter) noticeInvalid(b Block) string {
 	return "[content block not shown: it is malformed (" + string(b.Invalid) + ")]"
 }
 
-func (c *Converter) noticeEmbeddedNever(b Block) string {
-	return c.boundLine("[embedded resource" + c.quotedName(b.Testimony.Name) + " withheld: " + neverWords + "]")
+// noticeEmbeddedNever stands for a withheld embedded resource; why says
+// whose word withholds it.
+func (c *Converter) noticeEmbeddedNever(b Block, why string) string {
+	return c.boundLine("[embedded resource" + c.quotedName(b.Testimony.Name) + " withheld: " + why + "]")
 }
 
+// noticeServerlessNever stands for a reference serverless content calls
+// never while no server marked its uri: the content asked, and no record
+// backs it.
 func (c *Converter) noticeServerlessNever(b Block) string {
 	return c.boundLine("[reference" + c.quotedName(b.Testimony.Name) +
-		" withheld: this content marked it never; it has no id and cannot be fetched]")
+		" withheld: " + askedWords + "; it has no id and cannot be fetched]")
 }
 
 const noticeUnknownRecord = "[reference no longer held by this host: it cannot be fetched; ask for the content again]"

@@ -30,6 +30,7 @@ const (
 	ruleDigest      = "pattern ^sha256:[A-Za-z0-9_-]{43}$"
 	ruleDisposition = "enum never|ref"
 	ruleBesideData  = "not allowed beside data"
+	ruleUnique      = "unique property names"
 )
 
 // SchemaError is one way a content block breaks the strict RFC-005 §8
@@ -65,13 +66,23 @@ func (e *SchemaError) Error() string {
 }
 
 // Validate reports whether raw is a content block that the strict schema of
-// MCPL Appendix B.1, as amended by RFC-005 §8, accepts (behaviors P7). It
+// MCPL Appendix B.1, as amended by RFC-005 §8, accepts. It
 // returns nil for a conforming block and otherwise a *[SchemaError]
-// describing the first violation, in this order: the block's shape and
-// type, then missing required properties, then property constraints in the
+// describing the first violation, in this order: the block's shape (a
+// JSON object in which no object names a property twice), its type, then
+// missing required properties, then property constraints in the
 // RFC order uri, mimeType, sizeBytes, digest, expiresAt, name, disposition
 // (a variant's own text or data property comes before them), then the
 // image and audio branch rules.
+//
+// A property named twice, in the block itself or in any object nested in
+// it (names compare after unescaping), breaks the constraint
+// "unique property names". The violation's Property is the block's
+// top-level property concerned, and its Value is empty for a repeat at the
+// top level and the quoted repeated name for a nested one. A JSON decoder
+// would keep the last occurrence silently; other readers may keep the
+// first, so an emitter must not send either. The remaining constraints are
+// checked against the last occurrence.
 //
 // Validate is the emitter's check: it is stricter than the way a host
 // treats a block (see [Classify]), where a bad optional field is merely
@@ -89,7 +100,8 @@ func Validate(raw json.RawMessage) error {
 
 // ValidateAll is like [Validate] but returns every violation found, in
 // the same order, or nil when the block conforms. The first element is
-// the error Validate returns.
+// the error Validate returns. Repeated property names are reported once
+// for each top-level property concerned, at most 16 of them.
 func ValidateAll(raw json.RawMessage) []*SchemaError {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -104,8 +116,25 @@ func ValidateAll(raw json.RawMessage) []*SchemaError {
 		return []*SchemaError{{Constraint: ruleObject, Value: "not JSON"}}
 	}
 	c := schemaChecker{props: props}
+	for _, d := range findDuplicates(raw) {
+		if d.atTop {
+			c.fail(schemaName(d.top), ruleUnique, "")
+		} else {
+			c.fail(schemaName(d.top), ruleUnique, schemaQuote(d.nested))
+		}
+	}
 	c.block()
 	return c.errs
+}
+
+// schemaName is a property name as a SchemaError carries it: ASCII, with
+// anything else escaped, and clipped like a quoted value.
+func schemaName(name string) string {
+	q := schemaQuote(name)
+	if strings.HasSuffix(q, `"...`) {
+		return q[1:len(q)-4] + "..."
+	}
+	return q[1 : len(q)-1]
 }
 
 // schemaChecker collects the violations of one decoded block.

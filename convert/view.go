@@ -1,7 +1,9 @@
 package convert
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -13,19 +15,24 @@ import (
 // Converter turns server content into what a model may see. It registers
 // references through a [Registrar] and renders every view from the
 // records' current state, so a view built after a fetch names the saved
-// copy. A Converter is safe for concurrent use when its Registrar is.
+// copy. A Converter is safe for concurrent use when its Registrar is. The
+// zero Converter is not usable; make one with [New].
 type Converter struct {
 	reg    Registrar
 	policy Policy
 }
 
 // New returns a Converter that registers in reg under policy p. A zero
-// Policy is the safe default.
-func New(reg Registrar, p Policy) *Converter {
+// Policy is the safe default. New fails when reg is nil and when a bound
+// of p is negative.
+func New(reg Registrar, p Policy) (*Converter, error) {
 	if reg == nil {
-		panic("convert: nil Registrar")
+		return nil, errors.New("convert: New needs a Registrar (such as a *refs.Registry)")
 	}
-	return &Converter{reg: reg, policy: p.withDefaults()}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return &Converter{reg: reg, policy: p.withDefaults()}, nil
 }
 
 // Policy returns the converter's policy with defaults filled in.
@@ -41,31 +48,47 @@ type Content struct {
 	blocks []Block
 	claims Claims
 	items  []item
+	// spans holds, per block, the "uri" members of the JSON its text
+	// holds, which the views withhold where a never governs them.
+	spans [][]uriSpan
 }
 
 // item is what one block became at ingestion.
 type item struct {
 	id       string // record id for a shown reference
-	withheld bool   // a never withholds the block (N4, N6)
+	withheld bool   // a never withholds the block
 }
 
-// Ingest classifies raw blocks, reads the whole content's claims first
-// (N2), registers every reference and applies a server's never marks
-// (N1). It fetches nothing (F1). Serverless content (src.Server == "")
-// marks nothing; its nevers withhold within itself (N4).
-func (c *Converter) Ingest(raw []json.RawMessage, src Source) *Content {
+// Ingest classifies raw blocks, reads the whole content's claims first (a
+// never anywhere in it governs every block naming that uri), registers
+// every reference and applies a server's never marks. It fetches nothing.
+// Serverless content (src.Server == "") marks nothing; its nevers withhold
+// within itself. ctx reaches the registry's mark store.
+//
+// A never counts wherever the content states it: on a reference, an image
+// or audio block by uri, an embedded resource, inline data beside a uri, a
+// block rejected whole (see [Block.NeverURIs]), or a reference the server
+// wrote as JSON into a text block or an embedded resource's text. Only
+// never is read from text, within fixed bounds: at most the first 4 MiB of
+// each text, objects nested at most 64 deep, at most 16384 objects per
+// text, and at most 256 uris marked from the texts of one content beyond
+// those its references name. Where a text's JSON names, as a "uri"
+// member, a uri the content calls never or a server marked, the views show
+// that text with the uri replaced by "[uri withheld]".
+func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Source) *Content {
 	blocks := make([]Block, len(raw))
 	for i, r := range raw {
 		blocks[i] = Classify(r)
 	}
-	return c.IngestBlocks(blocks, src)
+	return c.IngestBlocks(ctx, blocks, src)
 }
 
 // IngestBlocks is Ingest for blocks already classified.
-func (c *Converter) IngestBlocks(blocks []Block, src Source) *Content {
+func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
-	var keys []string
-	ct.claims, keys = readClaims(blocks)
+	r := readClaims(blocks, c.policy.Now())
+	ct.claims, ct.spans = r.claims, r.spans
+	keys := r.keys
 	for i, b := range blocks {
 		uri := b.Testimony.URI
 		never := ct.claims.neverKey(keys[i])
@@ -79,11 +102,11 @@ func (c *Converter) IngestBlocks(blocks []Block, src Source) *Content {
 				}
 				continue
 			}
-			e := c.reg.Register(Registration{Testimony: b.Testimony, Server: src.Server, Never: never})
+			e := c.reg.Register(ctx, Registration{Testimony: b.Testimony, Server: src.Server, Never: never})
 			ct.items[i].id = e.ID
 		case b.Kind == KindEmbedded, b.Kind == KindInline && b.Contradiction:
 			// A block's own never withholds it even when it names no uri
-			// a claim could key on (N6 fails closed).
+			// a claim could key on (this fails closed).
 			never = never || b.Testimony.Never()
 			if !never && b.Testimony.Has(FieldURI) {
 				if e, ok := c.reg.EntryForURI(uri); ok && e.Never {
@@ -92,8 +115,15 @@ func (c *Converter) IngestBlocks(blocks []Block, src Source) *Content {
 			}
 			ct.items[i].withheld = never
 			if never && src.Server != "" && b.Testimony.Has(FieldURI) {
-				c.reg.MarkNever(uri, src.Server)
+				c.reg.MarkNever(ctx, uri, src.Server)
 			}
+		}
+	}
+	// A never that no shown block carries (a block rejected whole, a
+	// text's JSON) still marks its uri on a server's word.
+	if src.Server != "" {
+		for _, u := range r.marks {
+			c.reg.MarkNever(ctx, u, src.Server)
 		}
 	}
 	return ct
@@ -125,7 +155,7 @@ func (ct *Content) line(i int) string {
 	b, it, c := ct.blocks[i], ct.items[i], ct.c
 	switch b.Kind {
 	case KindText:
-		return b.Text
+		return ct.shownText(i)
 	case KindReference:
 		if it.withheld {
 			return c.noticeServerlessNever(b)
@@ -134,7 +164,7 @@ func (ct *Content) line(i int) string {
 		if !ok {
 			return noticeUnknownRecord
 		}
-		return c.stub(e, ct.src)
+		return c.stub(asShown(e, b), ct.src)
 	case KindInline:
 		if b.Contradiction {
 			return c.noticeContradiction(b)
@@ -142,10 +172,10 @@ func (ct *Content) line(i int) string {
 		return c.inlinePlaceholder(b)
 	case KindEmbedded:
 		if it.withheld {
-			return c.noticeEmbeddedNever(b)
+			return c.noticeEmbeddedNever(b, ct.embeddedWords(b))
 		}
 		if b.Text != "" {
-			return c.embeddedHeader(b) + "\n" + b.Text
+			return c.embeddedHeader(b) + "\n" + ct.shownText(i)
 		}
 		return c.embeddedHeader(b)
 	case KindInvalid:
@@ -167,11 +197,11 @@ func (ct *Content) text() string {
 // History returns the content as a tool result's history text: each
 // block's text, stub or notice on its own line, bounded by the view bound.
 // It never contains a uri the policy did not allow, a never payload or
-// withheld inline data (S2, S4).
+// withheld inline data.
 func (ct *Content) History() string { return ct.text() }
 
 // Wake returns the wake text a push produces from the content: the event's
-// text and each attachment's stub, never the payload (RFC-005 §4, S4).
+// text and each attachment's stub, never the payload (RFC-005 §4).
 // Conversion happens before assembly, so no field length changes its size
 // past the view bound.
 func (ct *Content) Wake() string { return ct.text() }
@@ -240,7 +270,8 @@ func (ct *Content) Push() []ModelBlock {
 	return out
 }
 
-// inlined asks the policy's Inline hook about block i, where S5 allows it.
+// inlined asks the policy's Inline hook about block i, where a verified
+// payload may stand in for its stub.
 func (ct *Content) inlined(i int) (ModelBlock, bool) {
 	hook := ct.c.policy.Inline
 	b, it := ct.blocks[i], ct.items[i]
@@ -248,10 +279,77 @@ func (ct *Content) inlined(i int) (ModelBlock, bool) {
 		return ModelBlock{}, false
 	}
 	e, ok := ct.c.reg.Entry(it.id)
-	if !ok || !e.Saved || e.Never || e.Testimony.Never() {
+	if !ok {
+		return ModelBlock{}, false
+	}
+	e = asShown(e, b)
+	if e.Copy == nil || e.Never || e.Testimony.Never() {
 		return ModelBlock{}, false
 	}
 	return hook(e)
+}
+
+// asShown is the entry as block b shows it: the record's shared state
+// (its id, its never mark, its saved copy) beside the block's own
+// testimony. Two blocks naming one uri share a record, yet each shows
+// what it claimed itself.
+func asShown(e Entry, b Block) Entry {
+	e.Testimony = b.Testimony
+	return e
+}
+
+// shownText returns the text of block i as the views show it: each "uri"
+// member of the JSON it holds whose uri the content calls never, or whose
+// record a server marked, replaced by withheldURI.
+func (ct *Content) shownText(i int) string {
+	text, spans := ct.blocks[i].Text, ct.spans[i]
+	if len(spans) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last, cut := 0, false
+	for _, sp := range spans {
+		if !ct.withholds(sp) {
+			continue
+		}
+		if !cut {
+			b.Grow(len(text))
+			cut = true
+		}
+		b.WriteString(text[last:sp.start])
+		b.WriteString(withheldURI)
+		last = sp.end
+	}
+	if !cut {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// withholds reports whether a uri a text names must not be shown: the
+// content calls it never, or a server marked its record.
+func (ct *Content) withholds(sp uriSpan) bool {
+	if ct.claims.neverKey(sp.key) {
+		return true
+	}
+	e, ok := ct.c.reg.EntryForURI(sp.uri)
+	return ok && e.Never
+}
+
+// embeddedWords says why a withheld embedded resource is withheld: its
+// server's mark for a server's content; for serverless content, a mark a
+// server made on its uri, or else the content's own asking.
+func (ct *Content) embeddedWords(b Block) string {
+	if ct.src.Server != "" {
+		return neverWords
+	}
+	if b.Testimony.Has(FieldURI) {
+		if e, ok := ct.c.reg.EntryForURI(b.Testimony.URI); ok && e.Never {
+			return markedWords
+		}
+	}
+	return askedWords
 }
 
 // mediaType returns "image" or "audio" for an inline-capable media type.

@@ -23,8 +23,20 @@ type seededReader struct{ r *rand.ChaCha8 }
 
 func (s seededReader) Read(p []byte) (int, error) { return s.r.Read(p) }
 
-func newRegistry() *refs.Registry {
-	return refs.New(refs.Config{Rand: seededReader{rand.NewChaCha8([32]byte{1})}})
+func newRegistry(tb testing.TB) *refs.Registry {
+	tb.Helper()
+	return mustRegistry(tb, refs.Config{Rand: seededReader{rand.NewChaCha8([32]byte{1})}})
+}
+
+// mustRegistry returns a registry configured by cfg, failing tb when
+// refs.New refuses the configuration.
+func mustRegistry(tb testing.TB, cfg refs.Config) *refs.Registry {
+	tb.Helper()
+	reg, err := refs.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
 }
 
 func raws(blocks ...string) []json.RawMessage {
@@ -59,16 +71,20 @@ var goldenCases = []struct {
 	{name: "saved-copy", reason: "S3 a fetched reference names its saved copy and verified facts", server: "vst",
 		blocks: []string{`{"type":"resource","uri":"https://files.example/s.wav","mimeType":"image/png","sizeBytes":19,"name":"s.wav","disposition":"ref"}`},
 		prepare: func(t *testing.T, reg *refs.Registry) {
-			e := reg.Register(convert.Registration{Testimony: convert.Classify(json.RawMessage(`{"type":"resource","uri":"https://files.example/s.wav"}`)).Testimony, Server: "vst"})
-			if err := reg.Save(e.ID, refs.Saved{Path: "refs/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}); err != nil {
+			e := reg.Register(t.Context(), convert.Registration{Testimony: convert.Classify(json.RawMessage(`{"type":"resource","uri":"https://files.example/s.wav"}`)).Testimony, Server: "vst"})
+			if err := reg.Save(e.ID, convert.Copy{Path: "refs/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}, e.Testimony); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	{name: "serverless-never", reason: "N4 a serverless never withholds with a notice, no id", server: "",
 		blocks: []string{`{"type":"text","text":"relayed"}`, `{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`}},
 	{name: "serverless-never-marked", reason: "N4 a serverless never over a server-marked record shows that record's stub", server: "",
-		blocks:  []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`},
-		prepare: func(t *testing.T, reg *refs.Registry) { reg.MarkNever(secretURI, "vst") }},
+		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","disposition":"never"}`},
+		prepare: func(t *testing.T, reg *refs.Registry) {
+			if _, ok := reg.MarkNever(t.Context(), secretURI, "vst"); !ok {
+				t.Fatal("MarkNever with a server marked nothing")
+			}
+		}},
 	{name: "embedded-resource", reason: "N6 an embedded resource a never names is a notice; a plain one shows its text", server: "vst",
 		blocks: []string{`{"type":"resource","resource":{"uri":"` + secretURI + `","mimeType":"text/plain","text":"SECRET-PAYLOAD"}}`,
 			`{"type":"resource","uri":"` + secretURI + `","disposition":"never","name":"chord.wav"}`,
@@ -87,18 +103,31 @@ var goldenCases = []struct {
 			`{"type":"resource","uri":"https://files.example/m","name":"` + strings.Repeat("y", 255) + `","mimeType":"` + strings.Repeat("z", 255) + `","sizeBytes":12}`}},
 	{name: "hostile-labels", reason: "L2/L3 controls, bidi and invisibles are stripped from every label", server: "v\u202est\u0007",
 		blocks: []string{`{"type":"resource","uri":"https://files.example/l","name":"bad\u0000\u0007\u0085\u202ename\u200b","mimeType":" Audio/WAV\u2066 ","sizeBytes":12}`}},
+	{name: "duplicate-keys", reason: "N8/P3/P4 a repeated disposition with a never reads as never, a repeated name is set aside, a repeated uri rejects the block yet marks both uris", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/d.wav","name":"d.wav","name":"e.wav","disposition":"ref","disposition":"never"}`,
+			`{"type":"resource","uri":"` + secretURI + `","uri":"https://files.example/y","disposition":"never"}`,
+			`{"type":"image","uri":"` + secretURI + `","mimeType":"image/png"}`}},
+	{name: "rejected-never", reason: "N1/P4 a block nested past the decoder's limit is a notice, yet the never of its top level withholds a sibling", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","disposition":"never","ext":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+			`{"type":"image","uri":"` + secretURI + `","mimeType":"image/png","sizeBytes":12}`}},
+	{name: "never-in-text", reason: "N1/N2/S2 a never the server wrote as JSON into a text withholds the uri in that text and in a sibling reference", server: "vst",
+		blocks: []string{`{"type":"text","text":"{\"files\":[{\"type\":\"resource\",\"uri\":\"` + secretURI + `\",\"name\":\"chord.wav\",\"disposition\":\"never\"}],\"peak\":0.6}"}`,
+			`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav","mimeType":"audio/wav","sizeBytes":4233704}`}},
+	{name: "own-testimony", reason: "S1/S3/E1 two blocks naming one uri share an id, and each stub shows its own block's words and expiry", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"https://files.example/take.wav","name":"old.wav","mimeType":"audio/wav","sizeBytes":10,"expiresAt":"2020-01-01T00:00:00Z"}`,
+			`{"type":"resource","uri":"https://files.example/take.wav","name":"new.wav","mimeType":"audio/flac","sizeBytes":2000,"expiresAt":"2027-01-01T00:00:00Z"}`}},
 }
 
 func TestViewsGolden(t *testing.T) {
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
-			reg := newRegistry()
+			reg := newRegistry(t)
 			if gc.prepare != nil {
 				gc.prepare(t, reg)
 			}
-			c := convert.New(reg, convert.Policy{Now: func() time.Time { return fixedNow }})
-			result := c.Ingest(raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LaneToolResult, Tool: "vst_render"})
-			push := c.Ingest(raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LanePush, Event: "render_done"})
+			c := mustConverter(t, reg, convert.Policy{Now: func() time.Time { return fixedNow }})
+			result := c.Ingest(t.Context(), raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LaneToolResult, Tool: "vst_render"})
+			push := c.Ingest(t.Context(), raws(gc.blocks...), convert.Source{Server: gc.server, Lane: convert.LanePush, Event: "render_done"})
 			script, err := json.MarshalIndent(result.Script(), "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -120,4 +149,14 @@ func TestViewsGolden(t *testing.T) {
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
 	golden.Check(t, path, got)
+}
+
+// mustConverter returns a Converter, failing the test when New refuses.
+func mustConverter(tb testing.TB, reg convert.Registrar, p convert.Policy) *convert.Converter {
+	tb.Helper()
+	c, err := convert.New(reg, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

@@ -262,10 +262,14 @@ func Display(s string, max int) string {
 // and bounded to [TypeMax] runes. Parameters are kept, since the result is a
 // label and not a parsed value; use [MediaTypeEssence] to compare types. An
 // empty result means the media type is absent.
-func MediaType(s string) string {
+func MediaType(s string) string { return MediaTypeMax(s, TypeMax) }
+
+// MediaTypeMax is [MediaType] bounded to max runes instead of [TypeMax],
+// for a host that shows longer (or shorter) media-type labels.
+func MediaTypeMax(s string, max int) string {
 	// Lower-casing ASCII changes no rune count, so bounding first is the
-	// same and never copies more than TypeMax runes.
-	return lowerASCII(Bound(Clean(s), TypeMax))
+	// same and never copies more than max runes.
+	return lowerASCII(Bound(Clean(s), max))
 }
 
 // essenceMax is the longest essence [MediaTypeEssence] accepts: RFC 6838

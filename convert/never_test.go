@@ -1,0 +1,389 @@
+package convert_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// neverURI is the uri the tests in this file mark; its host must never
+// reach a view once a never names it.
+const neverURI = "https://vault.example/take.wav?sig=NEVER-SIG"
+
+// showAll is a ShowURI policy that would show every uri it is asked about,
+// so a test sees whether a never, not the default, keeps a uri out.
+func showAll(convert.Entry) bool { return true }
+
+// views renders every model-facing view of ct.
+func views(t *testing.T, ct *convert.Content) []string {
+	t.Helper()
+	script, err := json.Marshal(ct.Script())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{ct.History(), ct.Wake(), convert.PushJSON(ct.Push()), string(script)}
+}
+
+// assertHidden fails when any view of ct shows the never uri or offers a
+// fetch for it.
+func assertHidden(t *testing.T, ct *convert.Content, reason string) {
+	t.Helper()
+	for _, v := range views(t, ct) {
+		for _, s := range []string{"vault.example", "NEVER-SIG", convert.DefaultFetchHint} {
+			if strings.Contains(v, s) {
+				t.Errorf("%s: a view shows %q:\n%s", reason, s, v)
+			}
+		}
+	}
+}
+
+// deepNever is a resource block whose top level says never about neverURI
+// but that nests past the JSON decoder's depth limit in an unknown
+// property, so no decoder reads it whole.
+func deepNever(uri string) string {
+	return `{"type":"resource","uri":"` + uri + `","disposition":"never","ext":` +
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`
+}
+
+// TestDuplicateKeyNeverMarks pins N8 and N1 end to end: a block that says
+// never and ref for one property is read as never, marks the uri's record
+// and withholds a sibling reference; a block naming two uris under never
+// marks both.
+func TestDuplicateKeyNeverMarks(t *testing.T) {
+	const other = "https://vault.example/other.wav?sig=NEVER-SIG"
+	tests := []struct {
+		name, reason string
+		blocks       []string
+		marked       []string
+	}{
+		{"disposition-twice", "N8 never in any occurrence holds",
+			[]string{`{"type":"resource","uri":"` + neverURI + `","disposition":"never","disposition":"ref"}`, `{"type":"image","uri":"` + neverURI + `"}`},
+			[]string{neverURI}},
+		{"disposition-twice-reversed", "N8 whatever the order",
+			[]string{`{"type":"image","uri":"` + neverURI + `"}`, `{"type":"resource","uri":"` + neverURI + `","disposition":"ref","disposition":"never"}`},
+			[]string{neverURI}},
+		{"uri-twice", "N8/N1 a never on a block naming two uris marks both",
+			[]string{`{"type":"resource","uri":"` + neverURI + `","uri":"` + other + `","disposition":"never"}`, `{"type":"resource","uri":"` + neverURI + `"}`, `{"type":"resource","uri":"` + other + `"}`},
+			[]string{neverURI, other}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			ct := c.Ingest(t.Context(), raws(tt.blocks...), convert.Source{Server: "s", Tool: "t"})
+			assertHidden(t, ct, tt.reason)
+			for _, u := range tt.marked {
+				if !reg.MarkedHere(u) {
+					t.Errorf("%s: %s is not marked", tt.reason, u)
+				}
+			}
+		})
+	}
+}
+
+// TestInvalidBlockKeepsNever pins item 6 of the never rules (N1, N4, P4):
+// a block rejected whole whose top level still reads as never marks its
+// uri's record when a server sent it, and withholds the uri within
+// serverless content. A never deeper than the top level, or a uri the
+// host could never accept, marks nothing.
+func TestInvalidBlockKeepsNever(t *testing.T) {
+	sibling := `{"type":"resource","uri":"` + neverURI + `","name":"sibling"}`
+	tests := []struct {
+		name, reason, block string
+		marks               bool
+	}{
+		{"too-deep", "N1 nesting past the decoder's limit in an unknown property", deepNever(neverURI), true},
+		{"no-type", "N1 a block with no type", `{"uri":"` + neverURI + `","disposition":"never"}`, true},
+		{"bad-text", "N1 a text block whose text is not a string", `{"type":"text","text":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
+		{"bad-data", "N1 an image whose data is not a string", `{"type":"image","data":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
+		{"unknown-type", "N1 a type this host does not know", `{"type":"video","uri":"` + neverURI + `","disposition":"never"}`, true},
+		{"truncated", "N1 a block cut short after its never", `{"type":"resource","uri":"` + neverURI + `","disposition":"never","name":`, true},
+		{"deep-never-only", "only the top level testifies", `{"type":"resource","uri":"` + neverURI + `","ext":{"disposition":"never"},"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			ct := c.Ingest(t.Context(), raws(tt.block, sibling), convert.Source{Server: "s", Tool: "t"})
+			if got := reg.MarkedHere(neverURI); got != tt.marks {
+				t.Fatalf("marked = %v, want %v (%s)", got, tt.marks, tt.reason)
+			}
+			if tt.marks {
+				assertHidden(t, ct, tt.reason)
+			}
+
+			// Serverless content marks nothing but withholds within itself.
+			reg = newRegistry(t)
+			c = mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			ct = c.Ingest(t.Context(), raws(tt.block, sibling), convert.Source{Tool: "t"})
+			if reg.MarkedHere(neverURI) {
+				t.Errorf("N4: serverless content marked the uri (%s)", tt.reason)
+			}
+			if tt.marks {
+				assertHidden(t, ct, "N4 "+tt.reason)
+				if ids := ct.IDs(); len(ids) != 0 {
+					t.Errorf("N4: a serverless never left the sibling an id: %v", ids)
+				}
+			}
+		})
+	}
+
+	// An over-long uri is rejected whole and its never governs nothing: no
+	// record is made (P4).
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{})
+	long := "https://vault.example/" + strings.Repeat("a", 4100)
+	c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+long+`","disposition":"never"}`), convert.Source{Server: "s"})
+	if reg.Len() != 0 {
+		t.Errorf("P4: an over-long uri made %d record(s)", reg.Len())
+	}
+}
+
+// TestNeverInText pins item 7 of the never rules (N1, N2, N4): a reference
+// a server writes as JSON into a text block of the same content is still
+// its testimony. Its never marks the record and withholds every block of
+// the content naming that uri; nothing else is taken from text.
+func TestNeverInText(t *testing.T) {
+	text := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"type":"text","text":` + string(b) + `}`
+	}
+	sibling := `{"type":"resource","uri":"` + neverURI + `","name":"sibling"}`
+	ref := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	tests := []struct {
+		name, reason, text string
+		marks              bool
+	}{
+		{"nested", "N1 a never at any depth of the text's JSON", `{"result":{"files":[` + ref + `]}}`, true},
+		{"top", "N1 the text is the reference itself", ref, true},
+		{"escaped", "N1 keys and values compare after unescaping", `[{"\u0075ri":"` + strings.ReplaceAll(neverURI, "/", `\/`) + `","disposition":"\u006eever"}]`, true},
+		{"embedded-shape", "N6 an embedded resource written as text", `{"type":"resource","disposition":"never","resource":{"uri":"` + neverURI + `","text":"x"}}`, true},
+		{"disposition-after-nesting", "N2 order does not matter within an object", `{"uri":"` + neverURI + `","meta":{"a":[1,2,{"b":3}]},"disposition":"never"}`, true},
+		{"deep-63", "bounded depth: a never within 64 levels counts", strings.Repeat("[", 62) + ref + strings.Repeat("]", 62), true},
+		{"ref-only", "only never is taken from text", `{"type":"resource","uri":"` + neverURI + `","disposition":"ref"}`, false},
+		{"prose", "a text that is not JSON is just text", `see ` + ref, false},
+		{"beyond-depth", "bounded depth: a never past 64 levels is not read", strings.Repeat("[", 70) + ref + strings.Repeat("]", 70), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			ct := c.Ingest(t.Context(), raws(text(tt.text), sibling), convert.Source{Server: "s", Tool: "t"})
+			if got := reg.MarkedHere(neverURI); got != tt.marks {
+				t.Fatalf("marked = %v, want %v (%s)", got, tt.marks, tt.reason)
+			}
+			if !tt.marks {
+				if !strings.Contains(ct.History(), convert.DefaultFetchHint) {
+					t.Errorf("%s: the sibling reference is no longer offered: %s", tt.reason, ct.History())
+				}
+				return
+			}
+			assertHidden(t, ct, tt.reason)
+
+			reg = newRegistry(t)
+			c = mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			ct = c.Ingest(t.Context(), raws(text(tt.text), sibling), convert.Source{Tool: "t"})
+			if reg.MarkedHere(neverURI) {
+				t.Errorf("N4: serverless text marked the uri (%s)", tt.reason)
+			}
+			assertHidden(t, ct, "N4 "+tt.reason)
+		})
+	}
+
+	// A text alone marks the uri, so a later delivery is withheld too.
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+	c.Ingest(t.Context(), raws(text(`{"files":[`+ref+`]}`)), convert.Source{Server: "s"})
+	later := c.Ingest(t.Context(), raws(sibling), convert.Source{Server: "s"})
+	assertHidden(t, later, "N1 a text's never outlives its content")
+}
+
+// TestNeverInTextBounded pins that a hostile text cannot make the scan
+// expensive: many megabytes of nesting or of small objects are read within
+// the documented bounds, and a never past them is simply not seen.
+func TestNeverInTextBounded(t *testing.T) {
+	hostile := []string{
+		strings.Repeat("[", 5<<20),
+		"[" + strings.Repeat(`{"uri":"x","disposition":"ref"},`, 200000) + "1]",
+		`["` + strings.Repeat(`\\\"`, 1<<20) + `"]`,
+		strings.Repeat(`{"a":`, 1<<20),
+	}
+	for i, h := range hostile {
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := newRegistry(t)
+		c := mustConverter(t, reg, convert.Policy{})
+		start := time.Now()
+		ct := c.Ingest(t.Context(), []json.RawMessage{json.RawMessage(`{"type":"text","text":` + string(b) + `}`)}, convert.Source{Server: "s"})
+		_ = ct.History()
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("hostile text %d took %v", i, d)
+		}
+		if reg.Len() != 0 {
+			t.Errorf("hostile text %d made %d record(s)", i, reg.Len())
+		}
+	}
+}
+
+// TestOwnTestimonyPerBlock pins S1, S3 and E1 per block (item 8): when
+// one message names a uri twice, each stub shows its own block's words,
+// while the id and the mark stay shared.
+func TestOwnTestimonyPerBlock(t *testing.T) {
+	expired := `{"type":"resource","uri":"https://files.example/take.wav","name":"old.wav","mimeType":"audio/wav","sizeBytes":10,"expiresAt":"2020-01-01T00:00:00Z"}`
+	live := `{"type":"resource","uri":"https://files.example/take.wav","name":"new.wav","mimeType":"audio/flac","sizeBytes":2000,"expiresAt":"2027-01-01T00:00:00Z"}`
+	for _, order := range [][]string{{expired, live}, {live, expired}} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{Now: func() time.Time { return fixedNow }})
+		ct := c.Ingest(t.Context(), raws(order...), convert.Source{Server: "s", Tool: "t"})
+		ids := ct.IDs()
+		if len(ids) != 2 || ids[0] != ids[1] {
+			t.Fatalf("R2: one uri gave ids %v", ids)
+		}
+		lines := strings.Split(ct.History(), "\n")
+		script := ct.Script()
+		for i, raw := range order {
+			own := convert.Classify(json.RawMessage(raw)).Testimony
+			wantName, otherName := "old.wav", "new.wav"
+			if own.Name == "new.wav" {
+				wantName, otherName = otherName, wantName
+			}
+			if !strings.Contains(lines[i], `"`+wantName+`"`) || strings.Contains(lines[i], otherName) {
+				t.Errorf("S1: block %d's stub does not show its own name %q: %s", i, wantName, lines[i])
+			}
+			if !strings.Contains(lines[i], own.MimeType) || !strings.Contains(lines[i], "claimed "+map[int64]string{10: "10 bytes", 2000: "2.0 kB"}[own.SizeBytes]) {
+				t.Errorf("S1: block %d's stub does not show its own type and size: %s", i, lines[i])
+			}
+			offered := strings.Contains(lines[i], convert.DefaultFetchHint)
+			if isExpired := own.Expiry(fixedNow).Expired(); offered == isExpired {
+				t.Errorf("S3/E1: block %d (expired %v) offered %v: %s", i, isExpired, offered, lines[i])
+			}
+			if script[i].Name != wantName || (script[i].Unfetchable != "") != own.Expiry(fixedNow).Expired() {
+				t.Errorf("S4: script item %d = %+v, want its own block's words", i, script[i])
+			}
+		}
+	}
+
+	// A never on one block still marks the shared record: both stubs are
+	// withheld, each with its own name.
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"https://files.example/n","name":"first"}`,
+		`{"type":"resource","uri":"https://files.example/n","name":"second","disposition":"never"}`), convert.Source{Server: "s"})
+	lines := strings.Split(ct.History(), "\n")
+	for i, name := range []string{"first", "second"} {
+		if !strings.Contains(lines[i], `"`+name+`"`) || !strings.Contains(lines[i], "withheld") {
+			t.Errorf("N1/S1: stub %d = %s, want its own name and withheld", i, lines[i])
+		}
+	}
+}
+
+// TestServerlessNeverWording pins S3, S6 and N4's words: content no server
+// sent cannot have been marked by its server, so what it withholds on its
+// own says the content asked for it; a record a server did mark says a
+// server marked it.
+func TestServerlessNeverWording(t *testing.T) {
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(
+		`{"type":"resource","uri":"https://files.example/a","name":"a","disposition":"never"}`,
+		`{"type":"resource","disposition":"never","resource":{"uri":"https://files.example/b","text":"B-TEXT"}}`,
+		`{"type":"resource","resource":{"uri":"https://files.example/a","text":"A-TEXT"}}`,
+	), convert.Source{Tool: "t"})
+	for _, v := range views(t, ct) {
+		if strings.Contains(v, "server marked") || strings.Contains(v, "content marked") {
+			t.Errorf("N4/S6: a serverless never is worded as a mark: %s", v)
+		}
+		if strings.Count(v, "this content asks") != 3 {
+			t.Errorf("N4/S6: every withheld block should say the content asked: %s", v)
+		}
+	}
+
+	if _, ok := reg.MarkNever(t.Context(), "https://files.example/m", "vst"); !ok {
+		t.Fatal("MarkNever marked nothing")
+	}
+	ct = c.Ingest(t.Context(), raws(`{"type":"resource","uri":"https://files.example/m","name":"m"}`,
+		`{"type":"resource","resource":{"uri":"https://files.example/m","text":"M-TEXT"}}`), convert.Source{Tool: "t"})
+	for _, v := range views(t, ct) {
+		if strings.Contains(v, "its server") || strings.Count(v, "a server marked it never") != 2 {
+			t.Errorf("N4/S3: a serverless view of a marked record should say a server marked it: %s", v)
+		}
+	}
+}
+
+// recordingRemover is a refs.Remover that notes every path it is asked
+// to remove.
+type recordingRemover struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *recordingRemover) Remove(_ context.Context, path string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paths = append(r.paths, path)
+	return nil
+}
+
+func (r *recordingRemover) removed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
+}
+
+// TestNeverRemovesSavedCopy pins N3 from convert's side: every shape that
+// can carry a never for a uri, arriving in a server's content after a copy
+// was saved, marks the record, so the registry hands the copy to the
+// host's remover and no view names it again.
+func TestNeverRemovesSavedCopy(t *testing.T) {
+	const u = "https://files.example/saved.bin"
+	const path = "saved/COPY-PATH.bin"
+	textBlock, err := json.Marshal(`{"files":[{"type":"resource","uri":"` + u + `","disposition":"never"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := []struct {
+		name, reason string
+		blocks       []string
+	}{
+		{"reference", "N1 a reference's own never", []string{`{"type":"resource","uri":"` + u + `","disposition":"never"}`}},
+		{"image-uri", "N1 an image by uri", []string{`{"type":"image","uri":"` + u + `","disposition":"never"}`}},
+		{"audio-uri", "N1 an audio block by uri", []string{`{"type":"audio","uri":"` + u + `","disposition":"never"}`}},
+		{"sibling", "N2 another block's never for the uri", []string{`{"type":"resource","uri":"` + u + `"}`, `{"type":"image","uri":"` + u + `","disposition":"never"}`}},
+		{"embedded-outer", "N6 an embedded resource's outer never", []string{`{"type":"resource","disposition":"never","resource":{"uri":"` + u + `","text":"x"}}`}},
+		{"embedded-inner", "N6 an embedded resource's inner never", []string{`{"type":"resource","resource":{"uri":"` + u + `","blob":"AAAA","disposition":"never"}}`}},
+		{"inline-beside-uri", "P5 inline data beside a uri and a never", []string{`{"type":"audio","data":"AAAA","mimeType":"audio/wav","uri":"` + u + `","disposition":"never"}`}},
+		{"duplicate-disposition", "N8 a never beside a repeated disposition", []string{`{"type":"resource","uri":"` + u + `","disposition":"never","disposition":"ref"}`}},
+		{"rejected-block", "N1 a block rejected whole that says never", []string{deepNever(u)}},
+		{"text-json", "N1 a never in the content's text", []string{`{"type":"text","text":` + string(textBlock) + `}`}},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			rem := &recordingRemover{}
+			reg := mustRegistry(t, refs.Config{Remover: rem})
+			e := reg.Register(t.Context(), convert.Registration{Testimony: convert.Testimony{URI: u, Present: convert.FieldURI}, Server: "s"})
+			if err := reg.Save(e.ID, convert.Copy{Path: path, Bytes: 4}, e.Testimony); err != nil {
+				t.Fatal(err)
+			}
+			c := mustConverter(t, reg, convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(sh.blocks...), convert.Source{Server: "s", Tool: "t"})
+			if got := rem.removed(); !slices.Equal(got, []string{path}) {
+				t.Errorf("N3: remover saw %v, want [%s] (%s)", got, path, sh.reason)
+			}
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "COPY-PATH") {
+					t.Errorf("N3: a view names the withdrawn copy (%s): %s", sh.reason, v)
+				}
+			}
+		})
+	}
+}
