@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,27 +50,38 @@ func digestOf(p []byte) string {
 // and a store that discards bytes; each iteration is a new record.
 func benchFetch(b *testing.B, payload []byte, gz bool) {
 	srv := payloadServer(b, payload, gz)
-	reg := newBenchRegistry()
+	reg := newBenchRegistry(b)
 	store := &discardStore{}
-	f := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: srv.URL}, nil }), store, Config{Budget: -1, MaxBytes: -1})
+	// A budget no run spends, and the host ceiling as the max bytes.
+	f, err := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: srv.URL}, nil }), store,
+		Config{Budget: math.MaxInt64 / 2, MaxBytes: DefaultCeiling})
+	if err != nil {
+		b.Fatal(err)
+	}
 	digest := digestOf(payload)
 	b.SetBytes(int64(len(payload)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rec := benchRecord(reg, fmt.Sprintf("%s/p?i=%d", srv.URL, i), digest)
-		res, err := f.Fetch(context.Background(), rec, Request{})
+		res, err := f.Fetch(context.Background(), rec.ID, Request{})
 		if err != nil || !res.DigestVerified {
 			b.Fatal(err)
 		}
 	}
 }
 
-func newBenchRegistry() *refs.Registry { return refs.New(refs.Config{}) }
+func newBenchRegistry(b *testing.B) *refs.Registry {
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
 
 func benchRecord(reg *refs.Registry, uri, digest string) refs.Record {
 	t := convert.Testimony{URI: uri, Digest: digest, Present: convert.FieldURI | convert.FieldDigest}
-	e := reg.Register(convert.Registration{Testimony: t, Server: "bench"})
+	e := reg.Register(context.Background(), convert.Registration{Testimony: t, Server: "bench"})
 	rec, _ := reg.Lookup(e.ID)
 	return rec
 }

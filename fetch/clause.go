@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -10,9 +11,12 @@ import (
 	"github.com/mcplrefs/refcore/label"
 )
 
-// This file builds every failure the fetcher reports. Each clause is a
-// sentence about the reference or its server that stays true wherever it is
-// read; none quotes a uri, a query, a userinfo part or a credential.
+// This file words every failure the fetcher reports. A clause may reach
+// the model, so none names an address, a host, a port, a scheme the server
+// chose, a content coding, a digest or any other server-sent text; the one
+// name it may hold is the host's own name for the server, cleaned and
+// bounded. Whatever the operator needs beyond that goes into the failure's
+// detail, which only the log sees.
 
 // serverText names a server in a clause: quoted, cleaned and bounded.
 func serverText(name string) string {
@@ -21,218 +25,217 @@ func serverText(name string) string {
 
 // sized builds a failure about a size: the limit it passed and the bytes
 // claimed, announced or read.
-func sized(server string, code Code, clause string, r Remedy, limit, got int64) *Failure {
-	f := NewFailure(code, clause, r)
+func sized(code Code, server, clause string, limit, got int64) *Failure {
+	f := fail(code, server, clause)
 	f.Limit, f.Got = limit, got
-	return withServer(f, server)
-}
-
-func withServer(f *Failure, server string) *Failure {
-	f.Server = server
 	return f
 }
 
+func withDetail(f *Failure, detail string) *Failure {
+	f.detail = detail
+	return f
+}
+
+func failNegativeMax(n int64) *Failure {
+	return sized(CodeInvalidRequest, "", "the call asked for a negative max bytes", 0, n)
+}
+
 func failWithheld(server string) *Failure {
-	return withServer(NewFailure(CodeWithheld,
-		"a server asked that this reference's content never reach the model or its tools, so this host does not fetch it",
-		NothingWillChange()), server)
+	return fail(CodeWithheld, server,
+		"a server asked that this reference's content never reach the model or its tools, so this host does not fetch it for them")
 }
 
 func failWithheldDuring(server string) *Failure {
-	return withServer(NewFailure(CodeWithheld,
-		"a server marked this reference never while it was being fetched, so its content was dropped and nothing was kept",
-		NothingWillChange()), server)
+	return fail(CodeWithheld, server,
+		"a server marked this reference never while it was being fetched, so its content was dropped and nothing was kept for the model")
 }
 
 func failNoServer() *Failure {
-	return NewFailure(CodeNoServer,
-		"no server delivered this reference, so there is no origin this host could fetch it from",
-		WaitForFreshReference())
+	return fail(CodeNoServer, "",
+		"no server delivered this reference, so there is no origin this host could fetch it from")
 }
 
 func failUnknownServer(server string) *Failure {
-	return withServer(NewFailure(CodeUnknownServer,
-		"the reference came from the "+serverText(server)+" server, which this host no longer has",
-		AskOperator(TaskAddServer)), server)
+	return fail(CodeUnknownServer, server,
+		"the reference came from the "+serverText(server)+" server, which this host no longer has")
 }
 
-func failServerLookup(server string) *Failure {
-	return withServer(NewFailure(CodeServerLookup,
-		"this host could not look up the "+serverText(server)+" server the reference came from",
-		TryLaterThenAsk(TaskCheckConnection)), server)
+func failServerLookup(server, detail string) *Failure {
+	return withDetail(fail(CodeServerLookup, server,
+		"this host could not look up the "+serverText(server)+" server the reference came from"), detail)
 }
 
 func failNoNetworkAddress(server string) *Failure {
-	return withServer(NewFailure(CodeNoNetworkAddress,
-		"the "+serverText(server)+" server is reached over stdio or another channel without a network address, so the reference has no location this host can request",
-		NothingWillChange()), server)
+	return fail(CodeNoNetworkAddress, server,
+		"the "+serverText(server)+" server is reached without a network address, and this host allows no other origin for its references")
 }
 
 func failBadURI(server string) *Failure {
-	return withServer(NewFailure(CodeBadURI,
-		"the reference's address is not a URL this host can read",
-		NothingWillChange()), server)
+	return fail(CodeBadURI, server, "the reference's address is not a URL this host can read")
 }
 
 func failBadServerURI(server string) *Failure {
-	return withServer(NewFailure(CodeBadServerURI,
-		"the "+serverText(server)+" server's own address is not an http, https, ws or wss URL this host can read, so there is no origin to fetch the reference from",
-		AskOperator(TaskCorrectServerAddress)), server)
+	return fail(CodeBadServerURI, server,
+		"the "+serverText(server)+" server's own address is not an http, https, ws or wss URL this host can read, so there is no origin to fetch the reference from")
 }
 
 func failCredentials(server string) *Failure {
-	return withServer(NewFailure(CodeCredentialsInURL,
-		"the reference's address embeds a user name or password, and this host never sends those",
-		NothingWillChange()), server)
+	return fail(CodeCredentialsInURL, server,
+		"the reference's address embeds a user name or password, and this host never sends those")
 }
+
+// knownSchemes are the schemes a clause may name; any other is a server's
+// own text and is not repeated.
+var knownSchemes = map[string]bool{"file": true, "ftp": true, "data": true, "ws": true, "wss": true, "javascript": true, "mailto": true}
 
 func failScheme(server, scheme string) *Failure {
-	var clause string
-	if scheme == "" {
+	clause := "the reference's address uses a scheme other than http: or https:, the only ones this host fetches over"
+	switch s := strings.ToLower(scheme); {
+	case s == "":
 		clause = "the reference's address names no scheme, and this host fetches over http: and https: only"
-	} else {
-		clause = "the reference's address uses the " + scheme + ": scheme, and this host fetches over http: and https: only"
+	case knownSchemes[s]:
+		clause = "the reference's address uses the " + s + ": scheme, and this host fetches over http: and https: only"
 	}
-	return withServer(NewFailure(CodeSchemeNotAllowed, clause, NothingWillChange()), server)
+	return fail(CodeSchemeNotAllowed, server, clause)
 }
 
-func failCrossOrigin(server string, ref, own origin) *Failure {
-	return withServer(NewFailure(CodeCrossOrigin,
-		"the reference points to "+ref.display()+", while the "+serverText(server)+" server was dialed at "+own.display()+
-			"; this host fetches only from the origin it dialed, meaning the same scheme, host and port",
-		NothingWillChange()), server)
+func failCrossOrigin(server string, ref *url.URL, own origin) *Failure {
+	where := "an address with no origin"
+	if o, ok := originOf(ref); ok {
+		where = o.display()
+	}
+	return withDetail(fail(CodeCrossOrigin, server,
+		"the reference points to another origin than the one the "+serverText(server)+
+			" server was dialed at, and this host fetches only from that origin (the same scheme, host and port)"),
+		"reference origin "+where+", dialed origin "+own.display())
 }
 
 func failExpired(server string, why convert.ExpiryReason) *Failure {
-	var clause string
-	switch why {
-	case convert.ExpiryUnparseable:
-		clause = "the reference counts as expired: its expiry time is not a date this host can read"
-	case convert.ExpiryRejected:
-		clause = "the reference counts as expired: its expiry field was malformed and was set aside"
-	default:
-		clause = "the reference is expired: its expiry time has passed"
-	}
-	return withServer(NewFailure(CodeExpired, clause, WaitForFreshReference()), server)
+	return fail(CodeExpired, server, "this reference can no longer be fetched: "+why.Clause())
 }
 
 // Claims checked before dialing.
 
 func failClaimOverCeiling(server string, claim, ceiling int64) *Failure {
-	return sized(server, CodeHostCeiling,
+	return sized(CodeHostCeiling, server,
 		"the reference claims "+bytesText(claim)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference",
-		HostCeilingHolds(), ceiling, claim)
+		ceiling, claim)
 }
 
 func failBudgetSpent(server string, spent, limit int64) *Failure {
-	return sized(server, CodeBudgetSpent,
-		"this host's fetch budget for the "+serverText(server)+" server is used up ("+ofText(spent, limit)+")",
-		AskOperator(TaskRenewBudget), limit, spent)
+	return sized(CodeBudgetSpent, server,
+		"this host's fetch budget for the "+serverText(server)+" server is used up for now ("+ofText(spent, limit)+")",
+		limit, spent)
 }
 
 func failClaimOverBudget(server string, claim, spent, limit int64) *Failure {
-	return sized(server, CodeOverBudget,
-		"the reference claims "+bytesText(claim)+", but only "+remainText(limit-spent)+" of this host's fetch budget for the "+serverText(server)+" server",
-		AskOperator(TaskRenewBudget), limit-spent, claim)
+	return sized(CodeOverBudget, server,
+		"the reference claims "+bytesText(claim)+", but only "+remainText(limit-spent)+" of this host's fetch budget for the "+serverText(server)+" server for now",
+		limit-spent, claim)
 }
 
 func failClaimOverMax(server string, claim, max, upTo int64) *Failure {
-	return sized(server, CodeTooLarge,
+	f := sized(CodeTooLarge, server,
 		"the reference claims "+bytesText(claim)+", more than the "+bytesText(max)+" this call allows",
-		PassLargerMaxBytes(claim, upTo), max, claim)
+		max, claim)
+	f.Remedy = largerMaxBytes(claim, upTo)
+	return f
 }
 
 // Sizes the response announced in its Content-Length.
 
 func failAnnouncedOverCeiling(server string, n, ceiling int64) *Failure {
-	return sized(server, CodeHostCeiling,
+	return sized(CodeHostCeiling, server,
 		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference, so nothing was read",
-		HostCeilingHolds(), ceiling, n)
+		ceiling, n)
 }
 
 func failAnnouncedOverBudget(server string, n, spent, limit int64) *Failure {
-	return sized(server, CodeOverBudget,
-		"the "+serverText(server)+" server announced "+bytesText(n)+", but only "+remainText(limit-spent)+" of this host's fetch budget for it, so nothing was read",
-		AskOperator(TaskRenewBudget), limit-spent, n)
+	return sized(CodeOverBudget, server,
+		"the "+serverText(server)+" server announced "+bytesText(n)+", but only "+remainText(limit-spent)+" of this host's fetch budget for it for now, so nothing was read",
+		limit-spent, n)
 }
 
 func failAnnouncedOverMax(server string, n, max int64, r Remedy) *Failure {
-	return sized(server, CodeTooLarge,
+	f := sized(CodeTooLarge, server,
 		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(max)+" this call allows, so nothing was read",
-		r, max, n)
+		max, n)
+	f.Remedy = r
+	return f
 }
 
 // Sizes actually read.
 
 func failReadOverCeiling(server string, n, ceiling int64) *Failure {
-	return sized(server, CodeHostCeiling,
+	return sized(CodeHostCeiling, server,
 		"the download reached "+bytesText(n)+", past the "+bytesText(ceiling)+" this host fetches for any one reference, so the transfer was cut off and its bytes discarded",
-		HostCeilingHolds(), ceiling, n)
+		ceiling, n)
 }
 
 func failWireOverCeiling(server string, n, limit int64) *Failure {
-	return sized(server, CodeHostCeiling,
+	return sized(CodeHostCeiling, server,
 		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data, more than this host reads for any one reference, so the transfer was cut off and its bytes discarded",
-		HostCeilingHolds(), limit, n)
+		limit, n)
 }
 
 func failReadOverBudget(server string, spent, limit int64) *Failure {
-	return sized(server, CodeOverBudget,
+	return sized(CodeOverBudget, server,
 		"this host's fetch budget for the "+serverText(server)+" server ran out during the download ("+ofText(spent, limit)+"), so the transfer was cut off and its bytes discarded",
-		AskOperator(TaskRenewBudget), limit, spent)
+		limit, spent)
 }
 
 func failReadOverMax(server string, n, max int64, r Remedy) *Failure {
-	return sized(server, CodeTooLarge,
+	f := sized(CodeTooLarge, server,
 		"the download reached "+bytesText(n)+", past the "+bytesText(max)+" this call allows, so the transfer was cut off and its bytes discarded",
-		r, max, n)
+		max, n)
+	f.Remedy = r
+	return f
 }
 
 // Answers.
 
-func failRedirect(server string, status int) *Failure {
-	f := NewFailure(CodeRedirect,
-		"the "+serverText(server)+" server answered "+statusText(status)+", a redirect, and this host never follows redirects",
-		NothingWillChange())
+func withStatus(f *Failure, status int) *Failure {
 	f.Status = status
-	return withServer(f, server)
+	return f
+}
+
+func failRedirect(server string, status int) *Failure {
+	return withStatus(fail(CodeRedirect, server,
+		"the "+serverText(server)+" server answered "+statusText(status)+", a redirect, and this host never follows redirects"), status)
 }
 
 func failStatus(server string, status int) *Failure {
-	f := NewFailure(CodeStatus,
-		"the "+serverText(server)+" server answered "+statusText(status),
-		statusRemedy(status))
-	f.Status = status
-	return withServer(f, server)
+	f := withStatus(fail(CodeStatus, server, "the "+serverText(server)+" server answered "+statusText(status)), status)
+	f.Remedy = statusRemedy(status)
+	return f
 }
 
 func failNoContent(server string, status int) *Failure {
-	f := NewFailure(CodeNoContent,
-		"the "+serverText(server)+" server answered "+statusText(status)+" without any content",
-		WaitForFreshReference())
-	f.Status = status
-	return withServer(f, server)
+	return withStatus(fail(CodeNoContent, server,
+		"the "+serverText(server)+" server answered "+statusText(status)+" without any content"), status)
 }
 
 // statusRemedy is the one mapping from a status class to what a later call
-// can do (F11).
+// can do.
 func statusRemedy(status int) Remedy {
 	switch {
 	case status == http.StatusUnauthorized:
-		return AskOperator(TaskCheckCredentials)
+		return Remedy{kind: RemedyAskOperator, task: TaskCheckCredentials}
 	case status == http.StatusForbidden:
-		return WaitForFreshReferenceThenAsk(TaskCheckCredentials)
+		return Remedy{kind: RemedyFreshReferenceThenAsk, task: TaskCheckCredentials}
 	case status == http.StatusRequestTimeout, status == http.StatusConflict, status == http.StatusLocked,
 		status == http.StatusTooEarly, status == http.StatusTooManyRequests:
-		return TryLater()
+		return Remedy{kind: RemedyTryLater}
 	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
-		return NothingWillChange()
+		return Remedy{kind: RemedyNothing}
 	case status >= 500 && status <= 599:
-		return TryLater()
+		return Remedy{kind: RemedyTryLater}
 	}
-	return WaitForFreshReference()
+	return codes[CodeStatus].remedy
 }
 
+// statusText writes "HTTP 404 (Not Found)": the number the server sent and
+// Go's own name for it, never the server's reason phrase.
 func statusText(status int) string {
 	s := "HTTP " + strconv.Itoa(status)
 	if t := http.StatusText(status); t != "" {
@@ -242,87 +245,64 @@ func statusText(status int) string {
 }
 
 func failUnknownCoding(server, coding string) *Failure {
-	c := label.Display(coding, 40)
-	return withServer(NewFailure(CodeBadEncoding,
-		"the "+serverText(server)+" server sent the content in the "+strconv.Quote(c)+" coding, which this host cannot decode",
-		NothingWillChange()), server)
+	return withDetail(fail(CodeBadEncoding, server,
+		"the "+serverText(server)+" server sent the content in a coding this host cannot decode"),
+		"content coding "+oneLine(coding, 60))
 }
 
 func failCorruptGzip(server string, n int64) *Failure {
-	return withServer(NewFailure(CodeBadEncoding,
-		"the "+serverText(server)+" server's gzip stream stopped decoding after "+bytesText(n)+", so nothing was kept",
-		TryLaterThenWaitForFreshReference()), server)
-}
-
-func failDigest(server, claimed, got string) *Failure {
-	return withServer(NewFailure(CodeDigestMismatch,
-		"the bytes that arrived hash to "+shortDigest(got)+", not to the reference's digest "+shortDigest(claimed)+", so they were not kept",
-		TryLaterThenWaitForFreshReference()), server)
-}
-
-// shortDigest shows the start of a sha256:<base64url> digest.
-func shortDigest(d string) string {
-	const keep = len("sha256:") + 12
-	if len(d) > keep {
-		return d[:keep] + "…"
-	}
-	return d
-}
-
-func failTimeout(server string, allowed time.Duration) *Failure {
-	return withServer(NewFailure(CodeTimeout,
-		"the fetch took longer than the "+secondsText(allowed)+" it was allowed",
-		TryLater()), server)
-}
-
-func failCanceled(server string) *Failure {
-	return withServer(NewFailure(CodeCanceled,
-		"the caller canceled the fetch before it finished",
-		TryLater()), server)
-}
-
-func failRequest(server, cause string) *Failure {
-	return withServer(NewFailure(CodeNetwork,
-		"the request to the "+serverText(server)+" server failed: "+cause,
-		TryLaterThenAsk(TaskCheckConnection)), server)
-}
-
-func failBrokeOff(server string, n int64, cause string) *Failure {
-	return withServer(NewFailure(CodeNetwork,
-		"the "+serverText(server)+" server's response broke off after "+bytesText(n)+": "+cause+"; nothing was kept",
-		TryLaterThenAsk(TaskCheckConnection)), server)
-}
-
-func failPinning(server string) *Failure {
-	return withServer(NewFailure(CodeNetwork,
-		"this host cannot hold the request to the addresses its connection to the "+serverText(server)+" server resolved, because the configured HTTP transport does not allow it",
-		AskOperator(TaskCheckConnection)), server)
-}
-
-func failStorage(server, why string) *Failure {
-	f := withServer(NewFailure(CodeStorage,
-		"this host could not store the reference's content, so nothing was kept",
-		AskOperator(TaskCheckStorage)), server)
-	f.why = why
+	f := fail(CodeBadEncoding, server,
+		"the "+serverText(server)+" server's gzip stream stopped decoding after "+bytesText(n)+", so nothing was kept")
+	f.Remedy = Remedy{kind: RemedyTryLaterThenFreshReference}
 	return f
 }
 
-func failStale(server string) *Failure {
-	return withServer(NewFailure(CodeStale,
-		"this host let go of the reference while it was being fetched, so the copy was not kept",
-		WaitForFreshReference()), server)
+func failDigest(server, claimed, got string) *Failure {
+	return withDetail(fail(CodeDigestMismatch, server,
+		"the bytes that arrived do not match the reference's digest, so they were not kept"),
+		"claimed "+oneLine(claimed, 60)+", received "+got)
 }
 
-func failReissued(server string) *Failure {
-	return withServer(NewFailure(CodeStale,
-		"a server sent a new digest for the reference while it was being fetched, so bytes checked against the old one were not kept",
-		TryLater()), server)
+func failTimeout(server string, allowed time.Duration) *Failure {
+	return fail(CodeTimeout, server, "the fetch took longer than the "+secondsText(allowed)+" it was allowed")
+}
+
+func failCanceled(server string) *Failure {
+	return fail(CodeCanceled, server, "the caller canceled the fetch before it finished")
+}
+
+func failRequest(server string, c cause) *Failure {
+	return withDetail(fail(CodeNetwork, server,
+		"the request to the "+serverText(server)+" server failed: "+c.words), c.detail)
+}
+
+func failBrokeOff(server string, n int64, c cause) *Failure {
+	return withDetail(fail(CodeNetwork, server,
+		"the "+serverText(server)+" server's response broke off after "+bytesText(n)+": "+c.words+"; nothing was kept"), c.detail)
+}
+
+func failPinning(server string) *Failure {
+	f := fail(CodeNetwork, server,
+		"this host cannot hold the request to the addresses its connection to the "+serverText(server)+" server resolved, because the configured HTTP transport does not allow it")
+	f.Remedy = Remedy{kind: RemedyAskOperator, task: TaskCheckConnection}
+	return f
+}
+
+func failStorage(server, detail string) *Failure {
+	return withDetail(fail(CodeStorage, server,
+		"this host could not store the reference's content, so nothing was kept"), detail)
 }
 
 func failGone(server string) *Failure {
-	return withServer(NewFailure(CodeStale,
-		"this host no longer keeps a record of the reference, so a copy could not be saved for it",
-		WaitForFreshReference()), server)
+	return fail(CodeGone, server,
+		"this host let go of the reference while it was being fetched, so the copy was not kept")
+}
+
+func failReissued(server string) *Failure {
+	f := fail(CodeGone, server,
+		"a server sent a new digest for the reference while it was being fetched, so bytes checked against the old one were not kept")
+	f.Remedy = Remedy{kind: RemedyTryLater}
+	return f
 }
 
 // ofText writes a running total against a limit, as "1,001 of 1,000

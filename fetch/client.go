@@ -40,7 +40,7 @@ func defaultTransport() *http.Transport {
 }
 
 // refuseRedirects makes a client hand back a redirect response instead of
-// following it (F4).
+// following it.
 func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // baseClient copies the host's client (never changing it) or builds the
@@ -59,7 +59,7 @@ func baseClient(c *http.Client) (client *http.Client, own bool) {
 }
 
 // errNotResolved is the dial error for an address the MCPL connection did
-// not resolve (F21).
+// not resolve.
 var errNotResolved = errors.New("fetch: the address is not one the server's connection resolved")
 
 // pinned keeps one client per set of allowed addresses.

@@ -1,10 +1,14 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/mcplrefs/refcore/convert"
 )
 
 // Defaults a zero [Config] gets.
@@ -14,8 +18,11 @@ const (
 	DefaultMaxBytes int64 = 64 << 20
 	// DefaultCeiling is the host ceiling: no call goes past it.
 	DefaultCeiling int64 = 256 << 20
-	// DefaultBudget is each server's budget of decoded bytes per process.
+	// DefaultBudget is each server's budget of decoded bytes per budget
+	// window.
 	DefaultBudget int64 = 1 << 30
+	// DefaultBudgetWindow is how long a budget lasts before it renews.
+	DefaultBudgetWindow = 24 * time.Hour
 	// DefaultTimeout is a call's deadline.
 	DefaultTimeout = 60 * time.Second
 	// DefaultEagerCeiling is the largest claimed size [Fetcher.EagerPlan]
@@ -27,60 +34,57 @@ const (
 	DefaultChunkSize = 32 << 10
 )
 
-// Config sets up a [Fetcher]. Its zero value is the documented safe
-// default for every field; a negative value means "unlimited" or "off" only
-// where a field says so.
+// Config sets up a [Fetcher]. Its zero value is the safe default for every
+// field: references a server marked never are not fetched for the model,
+// and every size and time is bounded. A zero number means the default; a
+// negative one is an error in [New], never "unlimited".
 type Config struct {
 	// MaxBytes is a call's max bytes of decoded content when the call sets
-	// none. Zero means DefaultMaxBytes; a negative value, or one above the
-	// ceiling, means the ceiling.
+	// none. Zero means DefaultMaxBytes; a value above the ceiling means
+	// the ceiling.
 	MaxBytes int64
 	// Ceiling is the host ceiling on one reference's decoded bytes. It is
 	// checked before the budget and the call's max bytes, and no call
-	// raises it. Zero means DefaultCeiling. A negative value panics in New:
-	// there is no unlimited ceiling.
+	// raises it. Zero means DefaultCeiling.
 	Ceiling int64
-	// Budget is each server's budget of decoded bytes across all fetches
-	// of this Fetcher. It does not renew unless the host calls
-	// [Fetcher.RenewBudget]. Zero means DefaultBudget; negative means no
-	// budget.
+	// Budget is each server's budget of decoded bytes per BudgetWindow,
+	// across all fetches of this Fetcher. Zero means DefaultBudget.
 	Budget int64
+	// BudgetWindow is how long a server's budget lasts; when a window
+	// ends, the server's spent total starts again from zero. Zero means
+	// DefaultBudgetWindow.
+	BudgetWindow time.Duration
 	// Timeout is a call's deadline when the call sets none. Zero means
-	// DefaultTimeout; negative means the fetcher sets no deadline of its
-	// own, and only the caller's context bounds a call.
+	// DefaultTimeout.
 	Timeout time.Duration
 	// EagerCeiling is the largest claimed size [Fetcher.EagerPlan] picks.
-	// Zero means DefaultEagerCeiling; negative turns eager fetching off.
+	// Zero means DefaultEagerCeiling.
 	EagerCeiling int64
 	// EagerCap is how many references one eager plan picks at most. Zero
-	// means DefaultEagerCap; negative turns eager fetching off.
+	// means DefaultEagerCap.
 	EagerCap int
+	// FetchNever makes the fetcher fetch and save references a server
+	// marked never for every caller, as RFC-005's conformance vectors
+	// expect of a host under test. Leave it off in a host that serves a
+	// model: with it off, such a reference is fetched only by a request
+	// that sets [Request.ForHost].
+	FetchNever bool
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,
-	// and a nil Transport is replaced by the default one below. Nil means a
+	// and a nil Transport is replaced by the default one. Nil means a
 	// client with no proxy from the environment, no redirects, bounded
 	// dial and TLS handshake times, response headers bounded to 64 KiB and
 	// no transparent decompression.
 	Client *http.Client
-	// Logger receives the operator lines (O1). Nil discards them.
+	// Logger receives the operator's lines: every refusal and failure with
+	// its detail, and every fetched copy. Nil discards them.
 	Logger *slog.Logger
-	// Now is the clock that judges expiry. Nil means time.Now. Deadlines
-	// always use the real clock.
+	// Now is the clock that judges expiry and budget windows. Nil means
+	// time.Now. Deadlines always use the real clock.
 	Now func() time.Time
-	// Withhold, if set, makes the fetcher refuse never-marked references
-	// (F18). *refs.Registry satisfies it. Nil is the conformance profile: a
-	// never reference is fetched like any other.
-	Withhold Withholder
-	// ChunkSize is the streaming buffer size in bytes; memory per flight
-	// stays bounded by it. Zero or less means DefaultChunkSize.
+	// ChunkSize is the streaming buffer size in bytes; memory per download
+	// stays bounded by it. Zero means DefaultChunkSize.
 	ChunkSize int
-}
-
-// Withholder reports whether a server's never marks a uri, whatever
-// record now holds it. *refs.Registry satisfies it. Implementations must be
-// safe for concurrent use and cheap: the fetcher asks once per chunk.
-type Withholder interface {
-	Marked(uri string) bool
 }
 
 // Servers resolves an MCPL server's name to how the host reaches it.
@@ -88,9 +92,9 @@ type Withholder interface {
 type Servers interface {
 	// Server returns the connection details of the named server. For a
 	// server the host no longer has it returns an error wrapping
-	// [ErrUnknownServer]; for a server reached without a network address
-	// (stdio) one wrapping [ErrNoNetworkAddress]. The error's text is
-	// neither logged nor shown.
+	// [CodeUnknownServer]; for a server reached without a network address
+	// (stdio) one wrapping [CodeNoNetworkAddress]. Another error is
+	// logged for the operator and never shown to the model.
 	Server(name string) (Server, error)
 }
 
@@ -108,37 +112,40 @@ type Server struct {
 	// Origin means the server has no network address.
 	Origin string
 	// Token is the connection's bearer credential, or "" for none. It is
-	// sent only to Origin's origin (F3) and never logged or reported.
+	// sent only to Origin's origin and never logged or reported.
 	Token string
 	// Addrs optionally lists the addresses the MCPL connection resolved.
-	// When set, the fetcher dials only these (F21), so DNS rebinding cannot
-	// send an origin-bound request to another machine.
+	// When set, the fetcher dials only these, so DNS rebinding cannot send
+	// an origin-bound request to another machine.
 	Addrs []netip.Addr
 }
 
-// Request is one call's own limits.
+// Request is one call's own settings.
 type Request struct {
 	// MaxBytes bounds the decoded bytes of this call. Zero means
-	// Config.MaxBytes; a negative value, or one above the host ceiling,
-	// means the host ceiling.
+	// Config.MaxBytes; a value above the host ceiling means the ceiling; a
+	// negative value is refused with [CodeInvalidRequest].
 	MaxBytes int64
-	// Timeout is this call's deadline. Zero or less means Config.Timeout.
+	// Timeout is this call's deadline. Zero means Config.Timeout; a
+	// negative value is refused with [CodeInvalidRequest].
 	Timeout time.Duration
+	// ForHost says the host itself will use the bytes (to play audio to
+	// its user, say), never the model or its tools. Such a request fetches
+	// a reference a server marked never; the copy is recorded, but no
+	// view names it and no request for the model is served from it.
+	ForHost bool
+	// Progress, if set, is called as bytes arrive with the decoded bytes
+	// so far and the reference's claimed size (-1 when it claims none).
+	// It runs on the download's goroutine and must return quickly.
+	Progress func(got, claimed int64)
 }
 
-// Result describes a fetched copy. Every field comes from the bytes, not
-// from testimony.
+// Result describes a fetched copy: the facts the bytes verified, and
+// whether they were served from a copy saved earlier without dialing.
 type Result struct {
-	// Path is where the store put the copy (host-generated).
-	Path string
-	// Bytes is the decoded byte count.
-	Bytes int64
-	// MimeType is the observed media type (F9), such as "audio/wav".
-	MimeType string
-	// DigestVerified is set when a claimed digest matched the bytes.
-	DigestVerified bool
+	convert.Copy
 	// FromCopy is set when the result is a copy saved earlier and nothing
-	// was dialed (F16).
+	// was dialed.
 	FromCopy bool
 }
 
@@ -146,75 +153,75 @@ type Result struct {
 type settings struct {
 	maxBytes     int64
 	ceiling      int64
-	budget       int64 // < 0: none
+	budget       int64
+	window       time.Duration
 	timeout      time.Duration
-	eagerCeiling int64 // < 0: off
-	eagerCap     int   // < 0: off
+	eagerCeiling int64
+	eagerCap     int
 	chunk        int
 	wireCeiling  int64
 }
 
-func resolve(cfg Config) settings {
+// errBadConfig prefixes a Config field New refuses.
+var errBadConfig = errors.New("fetch: bad config")
+
+func resolve(cfg Config) (settings, error) {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBytes", cfg.MaxBytes}, {"Ceiling", cfg.Ceiling}, {"Budget", cfg.Budget},
+		{"BudgetWindow", int64(cfg.BudgetWindow)}, {"Timeout", int64(cfg.Timeout)},
+		{"EagerCeiling", cfg.EagerCeiling}, {"EagerCap", int64(cfg.EagerCap)}, {"ChunkSize", int64(cfg.ChunkSize)},
+	} {
+		if f.v < 0 {
+			return settings{}, fmt.Errorf("%w: %s is negative", errBadConfig, f.name)
+		}
+	}
 	s := settings{
-		maxBytes:     cfg.MaxBytes,
-		ceiling:      cfg.Ceiling,
-		budget:       cfg.Budget,
-		timeout:      cfg.Timeout,
-		eagerCeiling: cfg.EagerCeiling,
-		eagerCap:     cfg.EagerCap,
-		chunk:        cfg.ChunkSize,
+		maxBytes:     orDefault(cfg.MaxBytes, DefaultMaxBytes),
+		ceiling:      orDefault(cfg.Ceiling, DefaultCeiling),
+		budget:       orDefault(cfg.Budget, DefaultBudget),
+		window:       orDefault(cfg.BudgetWindow, DefaultBudgetWindow),
+		timeout:      orDefault(cfg.Timeout, DefaultTimeout),
+		eagerCeiling: orDefault(cfg.EagerCeiling, DefaultEagerCeiling),
+		eagerCap:     orDefault(cfg.EagerCap, DefaultEagerCap),
+		chunk:        orDefault(cfg.ChunkSize, DefaultChunkSize),
 	}
-	if s.ceiling < 0 {
-		panic("fetch: negative Ceiling; there is no unlimited ceiling")
-	}
-	if s.ceiling == 0 {
-		s.ceiling = DefaultCeiling
-	}
-	if s.maxBytes == 0 {
-		s.maxBytes = DefaultMaxBytes
-	}
-	if s.maxBytes < 0 || s.maxBytes > s.ceiling {
-		s.maxBytes = s.ceiling
-	}
-	if s.budget == 0 {
-		s.budget = DefaultBudget
-	}
-	if s.timeout == 0 {
-		s.timeout = DefaultTimeout
-	}
-	if s.eagerCeiling == 0 {
-		s.eagerCeiling = DefaultEagerCeiling
-	}
-	if s.eagerCap == 0 {
-		s.eagerCap = DefaultEagerCap
-	}
-	if s.chunk <= 0 {
-		s.chunk = DefaultChunkSize
-	}
+	s.maxBytes = min(s.maxBytes, s.ceiling)
 	// Encoded bytes may exceed decoded ones only by a coding's overhead; a
 	// stream that sends far more (endless empty gzip members) is stopped.
 	s.wireCeiling = s.ceiling + s.ceiling/64 + 64<<10
-	return s
+	return s, nil
 }
 
-// callMax returns the max bytes a call with the given request gets.
-func (s settings) callMax(req int64) int64 {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// callMax returns the max bytes a call gets, or a failure for a negative
+// one.
+func (s settings) callMax(req int64) (int64, *Failure) {
 	switch {
+	case req < 0:
+		return 0, failNegativeMax(req)
 	case req == 0:
-		return s.maxBytes
-	case req < 0 || req > s.ceiling:
-		return s.ceiling
+		return s.maxBytes, nil
 	}
-	return req
+	return min(req, s.ceiling), nil
 }
 
-// callTimeout returns the deadline a call gets; zero means none.
-func (s settings) callTimeout(req time.Duration) time.Duration {
-	if req > 0 {
-		return req
+// callTimeout returns the deadline a call gets, or a failure for a
+// negative one.
+func (s settings) callTimeout(req time.Duration) (time.Duration, *Failure) {
+	switch {
+	case req < 0:
+		return 0, fail(CodeInvalidRequest, "", "the call asked for a negative timeout")
+	case req == 0:
+		return s.timeout, nil
 	}
-	if s.timeout < 0 {
-		return 0
-	}
-	return s.timeout
+	return req, nil
 }

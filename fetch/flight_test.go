@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcplrefs/refcore/convert"
 )
 
 // waitFor polls until cond holds. It is a liveness guard, not a timing
@@ -56,7 +61,7 @@ func TestFiftyConcurrentFetches(t *testing.T) {
 		wantErr error
 	}{
 		{"success", wavBody, nil},
-		{"failure", wavBody[:5], ErrDigestMismatch},
+		{"failure", wavBody[:5], CodeDigestMismatch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate(tc.body)
@@ -73,7 +78,7 @@ func TestFiftyConcurrentFetches(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					res, err := e.f.Fetch(context.Background(), rec, Request{})
+					res, err := e.fetch(context.Background(), rec, Request{})
 					outs[i] = out{res, err}
 				}()
 			}
@@ -118,12 +123,12 @@ func TestFlightOwnMaxBytes(t *testing.T) {
 	var bigErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); _, small = e.f.Fetch(context.Background(), rec, Request{MaxBytes: 10}) }()
-	go func() { defer wg.Done(); big, bigErr = e.f.Fetch(context.Background(), rec, Request{}) }()
+	go func() { defer wg.Done(); _, small = e.fetch(context.Background(), rec, Request{MaxBytes: 10}) }()
+	go func() { defer wg.Done(); big, bigErr = e.fetch(context.Background(), rec, Request{}) }()
 	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
 	close(g.release)
 	wg.Wait()
-	f := failureOf(t, small, ErrTooLarge)
+	f := failureOf(t, small, CodeTooLarge)
 	// The response announces its length, so the small caller is answered
 	// before a byte is read.
 	if f.Code != CodeTooLarge || f.Limit != 10 || f.Got != int64(len(wavBody)) {
@@ -148,13 +153,13 @@ func TestFlightOwnDeadline(t *testing.T) {
 	var longErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); long, longErr = e.f.Fetch(context.Background(), rec, Request{}) }()
+	go func() { defer wg.Done(); long, longErr = e.fetch(context.Background(), rec, Request{}) }()
 	waitFor(t, "the first waiter", func() bool { return e.f.waiting(rec.ID) == 1 })
 	go func() {
-		_, err := e.f.Fetch(context.Background(), rec, Request{Timeout: 20 * time.Millisecond})
+		_, err := e.fetch(context.Background(), rec, Request{Timeout: 20 * time.Millisecond})
 		shortDone <- err
 	}()
-	f := failureOf(t, <-shortDone, ErrTimeout)
+	f := failureOf(t, <-shortDone, CodeTimeout)
 	if !f.Timeout() {
 		t.Error("Timeout() = false for a timeout")
 	}
@@ -174,8 +179,8 @@ func TestLastCallerClosesConnection(t *testing.T) {
 	g := newGate(wavBody)
 	e := newEnv(t, g.handler)
 	rec := e.ref(serverName, blk(""))
-	_, err := e.f.Fetch(context.Background(), rec, Request{Timeout: 20 * time.Millisecond})
-	failureOf(t, err, ErrTimeout)
+	_, err := e.fetch(context.Background(), rec, Request{Timeout: 20 * time.Millisecond})
+	failureOf(t, err, CodeTimeout)
 	select {
 	case <-g.closed:
 	case <-time.After(30 * time.Second):
@@ -200,10 +205,10 @@ func TestAbortStreamClosesConnection(t *testing.T) {
 		t.Error("the server wrote 32 MiB into an aborted stream")
 	})
 	rec := e.ref(serverName, blk(`,"sizeBytes":1`))
-	_, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: 64})
+	_, err := e.fetch(context.Background(), rec, Request{MaxBytes: 64})
 	// The call's max bytes is what stops it (the host ceiling is far
 	// off), one byte past the limit.
-	if f := failureOf(t, err, ErrTooLarge); f.Code != CodeTooLarge || f.Limit != 64 || f.Got != 65 {
+	if f := failureOf(t, err, CodeTooLarge); f.Code != CodeTooLarge || f.Limit != 64 || f.Got != 65 {
 		t.Errorf("code %s, limit %d, got %d; want too-large, 64, 65", f.Code, f.Limit, f.Got)
 	}
 	select {
@@ -230,7 +235,7 @@ func TestHeapBounded(t *testing.T) {
 		}, withStore(store), func(e *env) { e.mem = nil })
 		// One warm-up fetch so connection setup is not counted.
 		warm := e.ref(serverName, blkURI("$ORIGIN/warm", ""))
-		if _, err := e.f.Fetch(context.Background(), warm, Request{MaxBytes: -1}); err != nil {
+		if _, err := e.fetch(context.Background(), warm, Request{MaxBytes: DefaultCeiling}); err != nil {
 			t.Fatal(err)
 		}
 		rec := e.ref(serverName, blk(""))
@@ -238,7 +243,7 @@ func TestHeapBounded(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		res, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: -1})
+		res, err := e.f.Fetch(context.Background(), rec.ID, Request{MaxBytes: DefaultCeiling})
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
@@ -255,5 +260,314 @@ func TestHeapBounded(t *testing.T) {
 	t.Logf("allocated per fetch: 1 MiB payload %d B, 64 MiB payload %d B", small, large)
 	if large > 4*small+256<<10 {
 		t.Errorf("a 64 MiB fetch allocated %d B against %d B for 1 MiB: memory grows with the payload", large, small)
+	}
+}
+
+// TestForHost pins F18's host request: a request for the host itself
+// fetches a reference a server marked never and records the copy, but no
+// request for the model is served from it, and the model's own request is
+// refused before dialing.
+func TestForHost(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, body(wavBody, "audio/wav"))
+	rec := e.ref(serverName, blk(`,"sizeBytes":19,"disposition":"never","digest":"`+wavDigest+`"`))
+	_, err := e.fetch(ctx, rec, Request{})
+	failureOf(t, err, CodeWithheld)
+	if n := e.requests.Load(); n != 0 {
+		t.Fatalf("the model's request dialed: %d requests", n)
+	}
+
+	res, err := e.fetch(ctx, rec, Request{ForHost: true})
+	if err != nil {
+		t.Fatalf("the host's own request failed: %v", err)
+	}
+	want := Result{Copy: convert.Copy{Path: rec.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	cur, _ := e.reg.Lookup(rec.ID)
+	if !cur.Never || cur.Copy == nil || *cur.Copy != res.Copy {
+		t.Errorf("record after the host's fetch: never %t, copy %+v; want marked, with the copy", cur.Never, cur.Copy)
+	}
+
+	// The model is not served the host's copy, and nothing is dialed for it.
+	_, err = e.fetch(ctx, rec, Request{})
+	failureOf(t, err, CodeWithheld)
+	if r := e.f.Refusal(e.entry(rec)); r != failWithheld(serverName).Clause {
+		t.Errorf("Refusal after the host's fetch = %q, want the withheld clause", r)
+	}
+	// The host is, without dialing.
+	again, err := e.fetch(ctx, rec, Request{ForHost: true})
+	want.FromCopy = true
+	if err != nil || again != want {
+		t.Errorf("the host's second request = %+v, %v; want %+v", again, err, want)
+	}
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+	if spent, _ := e.f.Budget(serverName); spent != 19 {
+		t.Errorf("budget spent = %d, want 19", spent)
+	}
+}
+
+// TestForHostSharesFlight pins F17 and F18 together: a host request and a
+// model request for one record share one download and one budget; when a
+// never mark lands during it, the model's caller gets a withheld failure
+// and the host's caller the copy, recorded on the marked record.
+func TestForHostSharesFlight(t *testing.T) {
+	ctx := context.Background()
+	g := newGate(wavBody)
+	e := newEnv(t, g.handler)
+	rec := e.ref(serverName, blk(""))
+	var (
+		wg              sync.WaitGroup
+		hostRes         Result
+		hostErr, modErr error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, rec, Request{ForHost: true}) }()
+	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, rec, Request{}) }()
+	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
+	e.reg.MarkNever(ctx, rec.URI, serverName)
+	close(g.release)
+	wg.Wait()
+
+	if f := failureOf(t, modErr, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause {
+		t.Errorf("the model's caller: %q, want the clause for a mark during the fetch", f.Clause)
+	}
+	if hostErr != nil || hostRes.Bytes != int64(len(wavBody)) || hostRes.FromCopy {
+		t.Fatalf("the host's caller got %+v, %v", hostRes, hostErr)
+	}
+	cur, _ := e.reg.Lookup(rec.ID)
+	if !cur.Never || cur.Copy == nil || *cur.Copy != hostRes.Copy {
+		t.Errorf("record: never %t, copy %+v; want marked, with the host's copy", cur.Never, cur.Copy)
+	}
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+	if spent, _ := e.f.Budget(serverName); spent != int64(len(wavBody)) {
+		t.Errorf("budget spent = %d, want %d: one download, one charge", spent, len(wavBody))
+	}
+	if s := e.saves(); len(s) != 1 {
+		t.Errorf("%d saves, want the host's one", len(s))
+	}
+}
+
+// TestForHostMarkWhileSaving pins F18 for a shared flight whose mark
+// lands as the copy is committed: the host's caller gets the copy, the
+// model's caller a withheld failure.
+func TestForHostMarkWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	g := newGate(wavBody)
+	e := newEnv(t, g.handler, func(e *env) { e.store = &markingStore{MemoryStore: e.mem, e: e, at: "commit"} })
+	e.rec = e.ref(serverName, blk(""))
+	var (
+		wg              sync.WaitGroup
+		hostRes         Result
+		hostErr, modErr error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, e.rec, Request{ForHost: true}) }()
+	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, e.rec, Request{}) }()
+	waitFor(t, "two waiters", func() bool { return e.f.waiting(e.rec.ID) == 2 })
+	close(g.release)
+	wg.Wait()
+	failureOf(t, modErr, CodeWithheld)
+	if hostErr != nil || hostRes.Bytes != int64(len(wavBody)) {
+		t.Fatalf("the host's caller got %+v, %v", hostRes, hostErr)
+	}
+	if cur, _ := e.reg.Lookup(e.rec.ID); !cur.Never || cur.Copy == nil || *cur.Copy != hostRes.Copy {
+		t.Errorf("record: never %t, copy %+v; want marked, with the host's copy", cur.Never, cur.Copy)
+	}
+}
+
+// TestModelNotServedHostCopy pins F18 where a model's request passed the
+// never check just before a host's flight saved a copy of the marked
+// record: the model's caller is not served that copy.
+func TestModelNotServedHostCopy(t *testing.T) {
+	ctx := context.Background()
+	var e *env
+	var first atomic.Bool
+	e = newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
+		e.lookup = func(string) {
+			// The model's request has passed the never check and is
+			// looking its server up; meanwhile the record is marked and
+			// the host fetches it for itself (whose own lookup passes).
+			if first.CompareAndSwap(false, true) {
+				e.reg.MarkNever(ctx, e.rec.URI, serverName)
+				if _, err := e.f.Fetch(ctx, e.rec.ID, Request{ForHost: true}); err != nil {
+					t.Errorf("the host's fetch failed: %v", err)
+				}
+			}
+		}
+	})
+	e.rec = e.ref(serverName, blk(""))
+	res, err := e.fetch(ctx, e.rec, Request{})
+	if err == nil {
+		t.Fatalf("the model's caller was served %+v, a copy of a record marked never", res)
+	}
+	failureOf(t, err, CodeWithheld)
+	if cur, _ := e.reg.Lookup(e.rec.ID); cur.Copy == nil {
+		t.Error("the host's copy was not recorded")
+	}
+	// The model's request stops before a second request to the server.
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want only the host's one", n)
+	}
+}
+
+// TestProgressPanics pins that a host's progress callback that panics
+// neither crashes the process nor stops the download.
+func TestProgressPanics(t *testing.T) {
+	e := newEnv(t, body(wavBody, "audio/wav"))
+	rec := e.ref(serverName, blk(""))
+	res, err := e.fetch(context.Background(), rec, Request{Progress: func(int64, int64) { panic("host bug") }})
+	if err != nil || res.Bytes != int64(len(wavBody)) {
+		t.Fatalf("fetch = %+v, %v; want the payload despite the panicking callback", res, err)
+	}
+	if !strings.Contains(e.logs.String(), "progress callback panicked") {
+		t.Errorf("the panic was not logged:\n%s", e.logs)
+	}
+}
+
+// TestProgress pins Request.Progress: it is called as bytes arrive with
+// increasing totals that end at the payload's size, and with the claimed
+// size, or -1 for a reference that claims none.
+func TestProgress(t *testing.T) {
+	const size = 10000
+	for _, tt := range []struct {
+		name    string
+		extra   string
+		claimed int64
+	}{
+		{"claimed", `,"sizeBytes":10000`, size},
+		{"claimed-wrong", `,"sizeBytes":12345`, 12345},
+		{"unclaimed", "", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, chunked(size, 'a'), withConfig(func(c *Config) { c.ChunkSize = 1024 }))
+			rec := e.ref(serverName, blk(tt.extra))
+			var (
+				mu    sync.Mutex
+				calls [][2]int64
+			)
+			progress := func(got, claimed int64) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, [2]int64{got, claimed})
+			}
+			res, err := e.fetch(context.Background(), rec, Request{Progress: progress})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(calls) < size/1024 {
+				t.Fatalf("progress called %d times for %d bytes in 1,024-byte chunks", len(calls), size)
+			}
+			last := int64(0)
+			for i, c := range calls {
+				if c[0] <= last {
+					t.Errorf("call %d: total %d after %d, want an increase", i, c[0], last)
+				}
+				if c[1] != tt.claimed {
+					t.Errorf("call %d: claimed %d, want %d", i, c[1], tt.claimed)
+				}
+				last = c[0]
+			}
+			if last != size || res.Bytes != size {
+				t.Errorf("last total %d, result %d bytes; want %d", last, res.Bytes, size)
+			}
+		})
+	}
+}
+
+// countingStore is a DirStore that counts the copies begun, and tells
+// began (without blocking) each time.
+type countingStore struct {
+	*DirStore
+	begun atomic.Int32
+	began chan struct{}
+}
+
+func (s *countingStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	s.begun.Add(1)
+	select {
+	case s.began <- struct{}{}:
+	default:
+	}
+	return s.DirStore.Begin(ctx, name, mime)
+}
+
+// TestNoPartialCopyAfterFailure pins F6 and F22 in time: the moment Fetch
+// returns a failure, nothing of the download is left in the store, for a
+// caller that left on its deadline and for a stream cut at max bytes. The
+// server sends a first part and holds the rest until the store has begun
+// the copy, so there is a partial copy to clean up.
+func TestNoPartialCopyAfterFailure(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rest func(w http.ResponseWriter, r *http.Request)
+		req  Request
+		code Code
+	}{
+		{"deadline", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+			Request{Timeout: 50 * time.Millisecond}, CodeTimeout},
+		{"over-max-bytes", func(w http.ResponseWriter, r *http.Request) {
+			for range 256 {
+				if _, err := w.Write(make([]byte, 4096)); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}, Request{MaxBytes: 8192}, CodeTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ds, err := NewDirStore(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ds.Close()
+			store := &countingStore{DirStore: ds, began: make(chan struct{}, 1)}
+			e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.Write(make([]byte, 4096))
+				w.(http.Flusher).Flush()
+				select {
+				case <-store.began:
+				case <-r.Context().Done():
+					return
+				}
+				tt.rest(w, r)
+			}, withStore(store), func(e *env) { e.mem = nil })
+			rec := e.ref(serverName, blk(""))
+			const n = 50
+			for i := range n {
+				select {
+				case <-store.began:
+				default:
+				}
+				_, err := e.fetch(context.Background(), rec, tt.req)
+				entries, rerr := os.ReadDir(dir)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				for _, d := range entries {
+					if strings.HasPrefix(d.Name(), ".tmp-") {
+						t.Fatalf("fetch %d: %s was in the store when Fetch returned", i, d.Name())
+					}
+					t.Errorf("fetch %d: %s is in the store after a failure", i, d.Name())
+				}
+				failureOf(t, err, tt.code)
+			}
+			// Without copies begun, an empty directory proves nothing. Only
+			// a deadline can pass before the copy is begun.
+			begun := store.begun.Load()
+			t.Logf("%d of %d fetches began a copy", begun, n)
+			if begun == 0 || tt.code == CodeTooLarge && begun != n {
+				t.Fatalf("%d of %d fetches began a copy", begun, n)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ func FuzzGzipCeiling(f *testing.F) {
 		}
 		e := newEnv(t, gzipBody(enc))
 		rec := e.ref(serverName, blk(""))
-		res, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: max})
+		res, err := e.fetch(context.Background(), rec, Request{MaxBytes: max})
 		if err == nil {
 			if res.Bytes > max {
 				t.Fatalf("kept %d bytes under a max of %d", res.Bytes, max)

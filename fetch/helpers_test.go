@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,9 @@ import (
 const (
 	serverName = "fixture"
 	token      = "fixture-secret-token"
+	// brokenOrigin is the "broken" server's address, which no clause may
+	// repeat.
+	brokenOrigin = "tcp://127.0.0.1:1/x"
 )
 
 // env is one fetcher against one loopback server, with a registry, a
@@ -38,6 +43,7 @@ type env struct {
 	auth     []string
 	handler  http.HandlerFunc
 	reg      *refs.Registry
+	regCfg   refs.Config
 	store    Store
 	mem      *MemoryStore
 	f        *Fetcher
@@ -46,10 +52,15 @@ type env struct {
 	extra    map[string]Server
 	rec      refs.Record // the record under test, for handlers
 	cancel   context.CancelFunc
+	// lookup, if set, is called with each server name the fetcher looks
+	// up, before the answer: a test's way in between the fetcher's checks.
+	lookup func(name string)
 }
 
 // newEnv starts a server answering with h and a fetcher configured by cfg
-// (Logger, and Withhold when hook is set, are filled in).
+// (its Logger is filled in). The zero Config withholds references a server
+// marked never from the model (F18); a test of the conformance profile
+// sets FetchNever with withFetchNever.
 func newEnv(t *testing.T, h http.HandlerFunc, mods ...func(*env)) *env {
 	t.Helper()
 	e := &env{t: t, handler: h, logs: &logtest.Buffer{}, extra: map[string]Server{}}
@@ -61,50 +72,76 @@ func newEnv(t *testing.T, h http.HandlerFunc, mods ...func(*env)) *env {
 		e.handler(w, r)
 	}))
 	t.Cleanup(e.srv.Close)
-	e.reg = refs.New(refs.Config{})
 	e.mem = NewMemoryStore()
 	e.store = e.mem
-	e.cfg.Budget = -1
 	for _, m := range mods {
 		m(e)
 	}
+	reg, err := refs.New(e.regCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reg = reg
 	e.cfg.Logger = e.logs.Logger()
-	e.f = New(e.reg, ServersFunc(e.server), e.store, e.cfg)
+	e.f, err = New(e.reg, ServersFunc(e.server), e.store, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 
 func withConfig(mod func(*Config)) func(*env) { return func(e *env) { mod(&e.cfg) } }
 
-func withHook(e *env) { e.cfg.Withhold = e.reg }
+// withFetchNever runs the conformance profile (F18, vector 03): references
+// a server marked never are fetched and saved like any other.
+func withFetchNever(e *env) { e.cfg.FetchNever = true }
 
 func withStore(s Store) func(*env) { return func(e *env) { e.store = s } }
 
 // server is the host's Servers for the tests.
 func (e *env) server(name string) (Server, error) {
+	if e.lookup != nil {
+		e.lookup(name)
+	}
 	switch name {
 	case serverName:
 		return Server{Origin: e.srv.URL + "/mcpl", Token: token}, nil
 	case "gone":
-		return Server{}, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
+		return Server{}, fmt.Errorf("server %q: %w", name, CodeUnknownServer)
 	case "stdio":
-		return Server{}, fmt.Errorf("server %q: %w", name, ErrNoNetworkAddress)
+		return Server{}, fmt.Errorf("server %q: %w", name, CodeNoNetworkAddress)
 	case "flaky":
 		return Server{}, errors.New("lookup failed with secret " + token)
 	case "broken":
-		return Server{Origin: "tcp://127.0.0.1:1/x"}, nil
+		return Server{Origin: brokenOrigin}, nil
 	case "secure":
 		return Server{Origin: "wss://" + e.host() + "/mcpl", Token: token}, nil
 	}
 	if s, ok := e.extra[name]; ok {
 		return s, nil
 	}
-	return Server{}, ErrUnknownServer
+	return Server{}, CodeUnknownServer
 }
 
 func (e *env) host() string { return strings.TrimPrefix(e.srv.URL, "http://") }
 
-// ref registers a block ($ORIGIN replaced) as content of server and
-// returns its record.
+func (e *env) port() string {
+	_, port, err := net.SplitHostPort(e.host())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return port
+}
+
+// authHeaders returns the Authorization header of every request so far.
+func (e *env) authHeaders() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.auth...)
+}
+
+// ref registers a block ($ORIGIN and $HOST replaced) as content of server
+// and returns its record.
 func (e *env) ref(server, block string) refs.Record {
 	e.t.Helper()
 	block = strings.ReplaceAll(block, "$ORIGIN", e.srv.URL)
@@ -113,12 +150,86 @@ func (e *env) ref(server, block string) refs.Record {
 	if b.Kind != convert.KindReference {
 		e.t.Fatalf("block is %s, not a reference: %s", b.Kind, block)
 	}
-	entry := e.reg.Register(convert.Registration{Testimony: b.Testimony, Server: server, Never: b.Testimony.Never()})
+	entry := e.reg.Register(context.Background(), convert.Registration{Testimony: b.Testimony, Server: server, Never: b.Testimony.Never()})
 	rec, ok := e.reg.Lookup(entry.ID)
 	if !ok {
 		e.t.Fatalf("registered record %s not found", entry.ID)
 	}
 	return rec
+}
+
+// entry returns the view entry of rec's record, as a converter would pass
+// it to [Fetcher.Refusal].
+func (e *env) entry(rec refs.Record) convert.Entry {
+	e.t.Helper()
+	ent, ok := e.reg.EntryForURI(rec.URI)
+	if !ok {
+		e.t.Fatalf("no entry for record %s", rec.ID)
+	}
+	return ent
+}
+
+// fetch is Fetch by the record's id. Every failure it returns is checked
+// for what no model-facing text may carry (see assertModelSafe), so the
+// check covers every failure the suite produces through it.
+func (e *env) fetch(ctx context.Context, rec refs.Record, req Request) (Result, error) {
+	e.t.Helper()
+	res, err := e.f.Fetch(ctx, rec.ID, req)
+	var f *Failure
+	if errors.As(err, &f) {
+		e.assertModelSafe(rec, "failure "+string(f.Code), f.Clause, f.Remedy.String(), f.Error())
+	}
+	return res, err
+}
+
+// forbidden lists what no clause, remedy or tool answer may carry for
+// rec: the token, every origin's host and port the fixture's servers were
+// dialed at, and the reference's address, host, path, query and userinfo.
+func (e *env) forbidden(rec refs.Record) []string {
+	out := []string{token, e.srv.URL, e.host(), ":" + e.port(), "127.0.0.1:1", brokenOrigin}
+	for _, s := range e.extra {
+		if u, err := url.Parse(s.Origin); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	if rec.URI == "" {
+		return out
+	}
+	out = append(out, rec.URI)
+	u, err := url.Parse(rec.URI)
+	if err != nil {
+		return out
+	}
+	if u.Host != "" {
+		out = append(out, u.Host)
+	}
+	if len(u.Path) > 1 {
+		out = append(out, u.Path)
+	}
+	if u.RawQuery != "" {
+		out = append(out, u.RawQuery)
+	}
+	if u.User != nil {
+		out = append(out, u.User.String())
+	}
+	return out
+}
+
+// assertModelSafe checks that model-facing texts about rec carry nothing
+// forbidden, nor the test server's port as a number of its own.
+func (e *env) assertModelSafe(rec refs.Record, what string, texts ...string) {
+	e.t.Helper()
+	port := regexp.MustCompile(`(^|[^0-9,])` + regexp.QuoteMeta(e.port()) + `($|[^0-9,])`)
+	for _, text := range texts {
+		for _, s := range e.forbidden(rec) {
+			if strings.Contains(text, s) {
+				e.t.Errorf("%s: %q carries %q", what, text, s)
+			}
+		}
+		if port.MatchString(text) {
+			e.t.Errorf("%s: %q carries the server's port %s", what, text, e.port())
+		}
+	}
 }
 
 // saves returns what the memory store holds. A test that gave the fetcher
@@ -138,8 +249,8 @@ func (e *env) assertNothingKept(rec refs.Record) {
 	if s := e.saves(); len(s) != 0 {
 		e.t.Errorf("store holds %d copies after a failure, want none", len(s))
 	}
-	if cur, ok := e.reg.Lookup(rec.ID); ok && cur.Saved != nil {
-		e.t.Errorf("record %s names a copy after a failure: %+v", rec.ID, *cur.Saved)
+	if cur, ok := e.reg.Lookup(rec.ID); ok && cur.Copy != nil {
+		e.t.Errorf("record %s names a copy after a failure: %+v", rec.ID, *cur.Copy)
 	}
 }
 
@@ -155,15 +266,15 @@ func (e *env) assertNoSecrets(extra ...string) {
 	}
 }
 
-// failureOf checks that err is a *Failure unwrapping to sentinel and
-// returns it.
-func failureOf(t *testing.T, err error, sentinel error) *Failure {
+// failureOf checks that err is a *Failure matching want (a Code, or the
+// context error a timeout or cancellation also matches) and returns it.
+func failureOf(t *testing.T, err error, want error) *Failure {
 	t.Helper()
 	if err == nil {
-		t.Fatalf("fetch succeeded, want %v", sentinel)
+		t.Fatalf("fetch succeeded, want %v", want)
 	}
-	if !errors.Is(err, sentinel) {
-		t.Errorf("errors.Is(err, %v) = false; err = %v", sentinel, err)
+	if !errors.Is(err, want) {
+		t.Errorf("errors.Is(err, %v) = false; err = %v", want, err)
 	}
 	var f *Failure
 	if !errors.As(err, &f) {
@@ -198,6 +309,7 @@ func body(b []byte, contentType string) http.HandlerFunc {
 // Content-Length.
 func chunked(n int, fill byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		n := n // each request streams all n bytes
 		w.Header().Set("Content-Type", "application/octet-stream")
 		buf := bytes.Repeat([]byte{fill}, 4096)
 		fl := w.(http.Flusher)
@@ -252,7 +364,10 @@ type discardPending struct {
 }
 
 func (p *discardPending) Write(b []byte) (int, error) { p.n += int64(len(b)); return len(b), nil }
-func (p *discardPending) Commit() (string, error)     { p.d.n.Add(p.n); return "discarded", nil }
-func (p *discardPending) Abort() error                { return nil }
+func (p *discardPending) Commit(context.Context) (string, error) {
+	p.d.n.Add(p.n)
+	return "discarded", nil
+}
+func (p *discardPending) Abort(context.Context) error { return nil }
 
 var _ io.Writer = (*discardPending)(nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/mcplrefs/refcore/label"
 )
 
-// origin is a scheme, host and port (F2, F3). Userinfo, path and query
+// origin is a scheme, host and port. Userinfo, path and query
 // never take part. ws and wss are read as http and https, since an MCPL
 // connection dialed over WebSocket serves its references over HTTP on the
 // same host and port.
@@ -53,31 +53,4 @@ func originOf(u *url.URL) (origin, bool) {
 // display writes the origin as scheme://host:port, cleaned and bounded.
 func (o origin) display() string {
 	return label.Display(o.scheme+"://"+net.JoinHostPort(o.host, o.port), 200)
-}
-
-// refOrigin returns where a reference points: its scheme, host and port,
-// with no userinfo, path or query. display cleans and bounds the host,
-// since a server chose it.
-func refOrigin(u *url.URL) origin {
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return origin{scheme: scheme, host: host, port: port}
-}
-
-// schemeText is a reference's scheme as a clause may show it.
-func schemeText(s string) string {
-	s = strings.ToLower(s)
-	if len(s) > 24 {
-		s = s[:24] + "…"
-	}
-	return label.Clean(s)
 }

@@ -2,27 +2,76 @@ package fetch
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
 )
+
+// TestNew pins what New refuses: a missing registry, Servers or Store, and
+// any negative number in the Config, which never means "unlimited".
+func TestNew(t *testing.T) {
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := ServersFunc(func(string) (Server, error) { return Server{}, CodeUnknownServer })
+	store := NewMemoryStore()
+	if f, err := New(reg, servers, store, Config{}); err != nil || f == nil {
+		t.Fatalf("New with the zero Config = %v, %v", f, err)
+	}
+	for _, tt := range []struct {
+		name    string
+		reg     *refs.Registry
+		servers Servers
+		store   Store
+		cfg     Config
+	}{
+		{"nil registry", nil, servers, store, Config{}},
+		{"nil servers", reg, nil, store, Config{}},
+		{"nil store", reg, servers, nil, Config{}},
+		{"negative MaxBytes", reg, servers, store, Config{MaxBytes: -1}},
+		{"negative Ceiling", reg, servers, store, Config{Ceiling: -1}},
+		{"negative Budget", reg, servers, store, Config{Budget: -1}},
+		{"negative BudgetWindow", reg, servers, store, Config{BudgetWindow: -time.Hour}},
+		{"negative Timeout", reg, servers, store, Config{Timeout: -time.Second}},
+		{"negative EagerCeiling", reg, servers, store, Config{EagerCeiling: -1}},
+		{"negative EagerCap", reg, servers, store, Config{EagerCap: -1}},
+		{"negative ChunkSize", reg, servers, store, Config{ChunkSize: -1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := New(tt.reg, tt.servers, tt.store, tt.cfg)
+			if err == nil || f != nil {
+				t.Errorf("New = %v, %v; want an error and no Fetcher", f, err)
+			}
+		})
+	}
+}
 
 // TestRefusalOrder pins F2's order where a record fails several checks.
 func TestRefusalOrder(t *testing.T) {
 	tests := []struct {
 		name, reason string
-		hook         bool
+		fetchNever   bool
+		forHost      bool
 		server       string
 		block        string
 		budget       int64
@@ -30,9 +79,11 @@ func TestRefusalOrder(t *testing.T) {
 		ceiling      int64
 		want         Code
 	}{
-		{name: "never-before-unknown-server", reason: "the withhold check comes first", hook: true, server: "gone",
+		{name: "never-before-unknown-server", reason: "the withhold check comes first", server: "gone",
 			block: blk(`,"disposition":"never"`), want: CodeWithheld},
-		{name: "never-ignored-without-hook", reason: "without a hook a never reference is judged like any other", server: "-",
+		{name: "never-ignored-fetch-never", reason: "under FetchNever a never reference is judged like any other (F18)", fetchNever: true, server: "-",
+			block: blk(`,"disposition":"never"`), want: CodeNoServer},
+		{name: "never-ignored-for-host", reason: "a request for the host itself judges a never reference like any other (F18)", forHost: true, server: "-",
 			block: blk(`,"disposition":"never"`), want: CodeNoServer},
 		{name: "unknown-server-before-bad-uri", reason: "server faults come before the reference's address",
 			server: "gone", block: blkURI("http://[::1", ""), want: CodeUnknownServer},
@@ -62,13 +113,8 @@ func TestRefusalOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, body(wavBody, ""), func(e *env) {
-				if tt.hook {
-					e.cfg.Withhold = e.reg
-				}
+				e.cfg.FetchNever = tt.fetchNever
 				e.cfg.Budget = tt.budget
-				if tt.budget == 0 {
-					e.cfg.Budget = -1
-				}
 				e.cfg.Ceiling = tt.ceiling
 			})
 			server := tt.server
@@ -82,8 +128,8 @@ func TestRefusalOrder(t *testing.T) {
 			if tt.spend > 0 {
 				e.f.charge(serverName, tt.spend)
 			}
-			_, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: 1})
-			f := failureOf(t, err, tt.want.sentinel())
+			_, err := e.fetch(context.Background(), rec, Request{MaxBytes: 1, ForHost: tt.forHost})
+			f := failureOf(t, err, tt.want)
 			if f.Code != tt.want {
 				t.Errorf("code = %s, want %s (%s)", f.Code, tt.want, tt.reason)
 			}
@@ -91,6 +137,34 @@ func TestRefusalOrder(t *testing.T) {
 				t.Errorf("requests = %d, want 0", n)
 			}
 		})
+	}
+}
+
+// TestRefusalEntry pins Refusal's reading of a view entry: an entry whose
+// id is not the record the registry holds for its uri is refused as
+// gone, never judged as another record.
+func TestRefusalEntry(t *testing.T) {
+	e := newEnv(t, body(wavBody, ""))
+	rec := e.ref(serverName, blk(""))
+	if r := e.f.Refusal(e.entry(rec)); r != "" {
+		t.Errorf("Refusal of a fetchable entry = %q, want none", r)
+	}
+	stale := e.entry(rec)
+	stale.ID = "ref_notthisone"
+	if r, want := e.f.Refusal(stale), failGone("").Clause; r != want {
+		t.Errorf("Refusal of an entry with another id = %q, want %q", r, want)
+	}
+	unheld := convert.Entry{ID: "ref_nowhere", Testimony: convert.Testimony{URI: e.srv.URL + "/elsewhere", Present: convert.FieldURI}}
+	if r, want := e.f.Refusal(unheld), failGone("").Clause; r != want {
+		t.Errorf("Refusal of an entry the registry does not hold = %q, want %q", r, want)
+	}
+	// It is what a converter's policy takes.
+	_ = convert.Policy{Refusal: e.f.Refusal}
+	if n := e.requests.Load(); n != 0 {
+		t.Errorf("Refusal made %d requests", n)
+	}
+	if logs := e.logs.String(); logs != "" {
+		t.Errorf("Refusal logged:\n%s", logs)
 	}
 }
 
@@ -126,24 +200,27 @@ func TestRemedyTexts(t *testing.T) {
 		name string
 		r    Remedy
 	}{
-		{"TryLater", TryLater()},
-		{"TryLaterThenAsk(connection)", TryLaterThenAsk(TaskCheckConnection)},
-		{"WaitForFreshReference", WaitForFreshReference()},
-		{"WaitForFreshReferenceThenAsk(credentials)", WaitForFreshReferenceThenAsk(TaskCheckCredentials)},
-		{"TryLaterThenWaitForFreshReference", TryLaterThenWaitForFreshReference()},
-		{"PassLargerMaxBytes(129,1000)", PassLargerMaxBytes(129, 1000)},
-		{"PassLargerMaxBytes(129,129)", PassLargerMaxBytes(129, 129)},
-		{"PassLargerMaxBytes(129,5)", PassLargerMaxBytes(129, 5)},
-		{"AskOperator(connection)", AskOperator(TaskCheckConnection)},
-		{"AskOperator(credentials)", AskOperator(TaskCheckCredentials)},
-		{"AskOperator(budget)", AskOperator(TaskRenewBudget)},
-		{"AskOperator(add server)", AskOperator(TaskAddServer)},
-		{"AskOperator(server address)", AskOperator(TaskCorrectServerAddress)},
-		{"AskOperator(storage)", AskOperator(TaskCheckStorage)},
-		{"BudgetTooSmall(49)", BudgetTooSmall(49)},
-		{"BudgetTooSmall(1)", BudgetTooSmall(1)},
-		{"NothingWillChange", NothingWillChange()},
-		{"HostCeilingHolds", HostCeilingHolds()},
+		{"TryLater", Remedy{kind: RemedyTryLater}},
+		{"TryLaterThenAsk(connection)", Remedy{kind: RemedyTryLaterThenAsk, task: TaskCheckConnection}},
+		{"WaitForFreshReference", Remedy{kind: RemedyFreshReference}},
+		{"WaitForFreshReferenceThenAsk(credentials)", Remedy{kind: RemedyFreshReferenceThenAsk, task: TaskCheckCredentials}},
+		{"TryLaterThenWaitForFreshReference", Remedy{kind: RemedyTryLaterThenFreshReference}},
+		{"PassLargerMaxBytes(129,1000)", largerMaxBytes(129, 1000)},
+		{"PassLargerMaxBytes(129,129)", largerMaxBytes(129, 129)},
+		{"PassLargerMaxBytes(129,5)", largerMaxBytes(129, 5)},
+		{"AskOperator(connection)", Remedy{kind: RemedyAskOperator, task: TaskCheckConnection}},
+		{"AskOperator(credentials)", Remedy{kind: RemedyAskOperator, task: TaskCheckCredentials}},
+		{"AskOperator(budget)", Remedy{kind: RemedyAskOperator, task: TaskRenewBudget}},
+		{"AskOperator(add server)", Remedy{kind: RemedyAskOperator, task: TaskAddServer}},
+		{"AskOperator(server address)", Remedy{kind: RemedyAskOperator, task: TaskCorrectServerAddress}},
+		{"AskOperator(storage)", Remedy{kind: RemedyAskOperator, task: TaskCheckStorage}},
+		{"WaitForBudget", Remedy{kind: RemedyWaitForBudget, task: TaskRenewBudget}},
+		{"BudgetTooSmall(49)", budgetTooSmall(49)},
+		{"BudgetTooSmall(1)", budgetTooSmall(1)},
+		{"BudgetTooSmall(-5)", budgetTooSmall(-5)},
+		{"NothingWillChange", Remedy{kind: RemedyNothing}},
+		{"HostCeilingHolds", Remedy{kind: RemedyHostCeiling}},
+		{"FixRequest", Remedy{kind: RemedyFixRequest}},
 	}
 	var out strings.Builder
 	for _, r := range all {
@@ -155,16 +232,62 @@ func TestRemedyTexts(t *testing.T) {
 	}
 	golden(t, "remedies", out.String())
 
-	f := NewFailure(CodeExpired, "the reference is expired: its expiry time has passed", WaitForFreshReference())
-	if got, want := f.Sentence("ref_abc"), "couldn't fetch ref_abc: the reference is expired: its expiry time has passed. "+WaitForFreshReference().String(); got != want {
+	if r := budgetTooSmall(-5); r.UpTo() != 0 || r.Task() != TaskRenewBudget {
+		t.Errorf("budgetTooSmall(-5) = up to %d, task %d; want 0 and the budget task", r.UpTo(), r.Task())
+	}
+	if r := largerMaxBytes(129, 5); r.AtLeast() != 129 || r.UpTo() != 129 {
+		t.Errorf("largerMaxBytes(129, 5) = %d..%d, want 129..129", r.AtLeast(), r.UpTo())
+	}
+	f := fail(CodeExpired, "", "the reference is expired: its expiry time has passed")
+	if got, want := f.Sentence("ref_abc"), "couldn't fetch ref_abc: the reference is expired: its expiry time has passed. "+(Remedy{kind: RemedyFreshReference}).String(); got != want {
 		t.Errorf("Sentence = %q, want %q", got, want)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("NewFailure accepted a zero Remedy")
+}
+
+// allCodes lists every Code the package declares.
+var allCodes = []Code{
+	CodeInvalidRequest, CodeWithheld, CodeNoServer, CodeUnknownServer, CodeServerLookup,
+	CodeNoNetworkAddress, CodeBadURI, CodeBadServerURI, CodeCredentialsInURL, CodeSchemeNotAllowed,
+	CodeCrossOrigin, CodeExpired, CodeHostCeiling, CodeBudgetSpent, CodeOverBudget, CodeTooLarge,
+	CodeRedirect, CodeStatus, CodeNoContent, CodeBadEncoding, CodeDigestMismatch, CodeTimeout,
+	CodeCanceled, CodeNetwork, CodeStorage, CodeGone,
+}
+
+// TestCodes pins F14 for the taxonomy: every code carries a remedy (no
+// failure can be built without one), a Code is an error value, and a
+// failure matches its own code and no other.
+func TestCodes(t *testing.T) {
+	if len(codes) != len(allCodes) {
+		t.Errorf("the code table has %d codes, the package declares %d", len(codes), len(allCodes))
+	}
+	for _, c := range allCodes {
+		info, ok := codes[c]
+		if !ok || info.remedy.Kind() == 0 {
+			t.Errorf("code %s has no remedy in the table", c)
 		}
-	}()
-	NewFailure(CodeExpired, "x", Remedy{})
+		if got, want := c.Error(), "fetch: "+string(c); got != want {
+			t.Errorf("%s.Error() = %q, want %q", c, got, want)
+		}
+		f := fail(c, "fixture", "a clause")
+		wrapped := fmt.Errorf("host: %w", f)
+		for _, other := range allCodes {
+			if got := errors.Is(wrapped, other); got != (other == c) {
+				t.Errorf("errors.Is(failure %s, %s) = %t", c, other, got)
+			}
+		}
+		if got := errors.Is(f, context.DeadlineExceeded); got != (c == CodeTimeout) {
+			t.Errorf("errors.Is(failure %s, context.DeadlineExceeded) = %t", c, got)
+		}
+		if got := errors.Is(f, context.Canceled); got != (c == CodeCanceled) {
+			t.Errorf("errors.Is(failure %s, context.Canceled) = %t", c, got)
+		}
+		if f.Timeout() != (c == CodeTimeout) {
+			t.Errorf("failure %s: Timeout() = %t", c, f.Timeout())
+		}
+		if got, want := f.Error(), "fetch: a clause"; got != want {
+			t.Errorf("failure %s: Error() = %q, want %q", c, got, want)
+		}
+	}
 }
 
 // TestFetchVectors runs the successful fetch vectors of RFC-005 §11.
@@ -185,7 +308,7 @@ func TestFetchVectors(t *testing.T) {
 			block:   blk(`,"sizeBytes":19,"disposition":"ref","digest":"` + wavDigest + `"`),
 			handler: body(wavBody, "audio/wav"), max: 128,
 			wantMime: "audio/wav", wantBytes: wavBody, wantVerified: true},
-		{name: "03-verified-never", reason: "without a hook a never reference is fetched and saved (F18); the registry keeps no copy on a marked record",
+		{name: "03-verified-never", reason: "under FetchNever a never reference is fetched and saved, and its record carries the copy (F18)",
 			block:   blk(`,"sizeBytes":19,"disposition":"never","digest":"` + wavDigest + `"`),
 			handler: body(wavBody, "audio/wav"), max: 128,
 			wantMime: "audio/wav", wantBytes: wavBody, wantVerified: true},
@@ -231,16 +354,17 @@ func TestFetchVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// No withhold hook: the success vectors run the conformance
-			// profile. The hook's refusals are TestFailures' withheld rows.
-			e := newEnv(t, tt.handler)
+			// The success vectors run the conformance profile (F18):
+			// FetchNever, so vector 03's never reference is fetched. The
+			// zero Config's refusals are TestFailures' withheld rows.
+			e := newEnv(t, tt.handler, withFetchNever)
 			rec := e.ref(serverName, tt.block)
-			res, err := e.f.Fetch(context.Background(), rec, Request{MaxBytes: tt.max})
+			res, err := e.fetch(context.Background(), rec, Request{MaxBytes: tt.max})
 			if err != nil {
 				t.Fatalf("fetch failed: %v (%s)", err, tt.reason)
 			}
 			ext := extension(tt.wantMime)
-			want := Result{Path: rec.ID + ext, Bytes: int64(len(tt.wantBytes)), MimeType: tt.wantMime, DigestVerified: tt.wantVerified}
+			want := Result{Copy: convert.Copy{Path: rec.ID + ext, Bytes: int64(len(tt.wantBytes)), MimeType: tt.wantMime, DigestVerified: tt.wantVerified}}
 			if diff := cmp.Diff(want, res); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
@@ -257,15 +381,14 @@ func TestFetchVectors(t *testing.T) {
 			if n := e.requests.Load(); n != 1 {
 				t.Errorf("requests = %d, want 1", n)
 			}
-			if got := e.auth[0]; got != "Bearer "+token {
+			if got := e.authHeaders()[0]; got != "Bearer "+token {
 				t.Errorf("Authorization = %q, want the server's bearer token", got)
 			}
 			// Every successful fetch records its facts, a never record's
 			// included (F19, vector 03).
 			cur, _ := e.reg.Lookup(rec.ID)
-			wantSaved := &refs.Saved{Path: res.Path, Bytes: res.Bytes, MimeType: res.MimeType, DigestVerified: res.DigestVerified, Against: rec.Testimony}
-			if diff := cmp.Diff(wantSaved, cur.Saved); diff != "" {
-				t.Errorf("record's saved facts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(&res.Copy, cur.Copy); diff != "" {
+				t.Errorf("record's copy (-want +got):\n%s", diff)
 			}
 			e.assertNoSecrets()
 		})
@@ -278,19 +401,19 @@ func TestSavedCopy(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	e := newEnv(t, body(wavBody, "audio/wav"), withConfig(func(c *Config) { c.Now = clock }), withHook)
+	e := newEnv(t, body(wavBody, "audio/wav"), withConfig(func(c *Config) { c.Now = clock }))
 	rec := e.ref(serverName, blk(`,"expiresAt":"2030-01-02T00:00:00Z"`))
-	first, err := e.f.Fetch(context.Background(), rec, Request{})
+	first, err := e.fetch(context.Background(), rec, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	now = now.Add(48 * time.Hour)
 	mu.Unlock()
-	if r := e.f.Refusal(rec); r != nil {
-		t.Errorf("Refusal of an expired record with a copy = %v, want nil", r)
+	if r := e.f.Refusal(e.entry(rec)); r != "" {
+		t.Errorf("Refusal of an expired record with a copy = %q, want none", r)
 	}
-	again, err := e.f.Fetch(context.Background(), rec, Request{})
+	again, err := e.fetch(context.Background(), rec, Request{})
 	if err != nil {
 		t.Fatalf("the saved copy of an expired reference was not served: %v", err)
 	}
@@ -302,22 +425,23 @@ func TestSavedCopy(t *testing.T) {
 	if n := e.requests.Load(); n != 1 {
 		t.Errorf("requests = %d, want 1", n)
 	}
-	e.reg.MarkNever(rec.URI, serverName)
-	_, err = e.f.Fetch(context.Background(), rec, Request{})
-	if f := failureOf(t, err, ErrWithheld); f.Code != CodeWithheld {
+	e.reg.MarkNever(context.Background(), rec.URI, serverName)
+	_, err = e.fetch(context.Background(), rec, Request{})
+	if f := failureOf(t, err, CodeWithheld); f.Code != CodeWithheld {
 		t.Errorf("code = %s, want withheld", f.Code)
 	}
 }
 
-// TestWithheldWithoutHook pins the conformance profile (F18, F19, vector
-// 03): a mark landing as the copy is saved does not fail the fetch, and the
-// record carries the copy's verified facts like any other.
-func TestWithheldWithoutHook(t *testing.T) {
-	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
+// TestConformanceMarkWhileSaving pins the conformance profile (F18, F19,
+// vector 03): under FetchNever, a mark landing as the copy is saved does
+// not fail the fetch, and the record carries the copy's verified facts
+// like any other.
+func TestConformanceMarkWhileSaving(t *testing.T) {
+	e := newEnv(t, body(wavBody, "audio/wav"), withFetchNever, func(e *env) {
 		e.store = &markingStore{MemoryStore: e.mem, e: e, at: "commit"}
 	})
 	e.rec = e.ref(serverName, blk(""))
-	res, err := e.f.Fetch(context.Background(), e.rec, Request{})
+	res, err := e.fetch(context.Background(), e.rec, Request{})
 	if err != nil {
 		t.Fatalf("fetch failed: %v", err)
 	}
@@ -328,43 +452,90 @@ func TestWithheldWithoutHook(t *testing.T) {
 	if !cur.Never {
 		t.Fatal("the store did not mark the record during the fetch")
 	}
-	if cur.Saved == nil || cur.Saved.Path != res.Path || cur.Saved.Bytes != res.Bytes || cur.Saved.MimeType != res.MimeType {
-		t.Errorf("F19: the record's verified facts = %+v, want those of %+v", cur.Saved, res)
+	if cur.Copy == nil || *cur.Copy != res.Copy {
+		t.Errorf("F19: the record's verified facts = %+v, want those of %+v", cur.Copy, res)
 	}
 }
 
-// TestNeverFetchedWithoutHook pins vector 03 in the library: without a
-// withhold hook, a reference marked never before the fetch is fetched,
-// and its record carries the verified facts (F18, F19).
-func TestNeverFetchedWithoutHook(t *testing.T) {
-	e := newEnv(t, body(wavBody, "audio/wav"))
+// TestConformanceNeverFetched pins vector 03 in the library: under
+// FetchNever, a reference marked never before the fetch is fetched, and
+// its record carries the verified facts (F18, F19).
+func TestConformanceNeverFetched(t *testing.T) {
+	e := newEnv(t, body(wavBody, "audio/wav"), withFetchNever)
 	e.rec = e.ref(serverName, blk(`,"disposition":"never"`))
-	res, err := e.f.Fetch(context.Background(), e.rec, Request{})
+	if r := e.f.Refusal(e.entry(e.rec)); r != "" {
+		t.Errorf("Refusal under FetchNever = %q, want none", r)
+	}
+	res, err := e.fetch(context.Background(), e.rec, Request{})
 	if err != nil {
 		t.Fatalf("fetch failed: %v", err)
 	}
 	cur, _ := e.reg.Lookup(e.rec.ID)
-	want := &refs.Saved{Path: res.Path, Bytes: res.Bytes, MimeType: res.MimeType, DigestVerified: res.DigestVerified, Against: cur.Testimony}
-	if diff := cmp.Diff(want, cur.Saved); diff != "" {
+	if diff := cmp.Diff(&res.Copy, cur.Copy); diff != "" {
 		t.Errorf("F19: the never record's verified facts (-want +got):\n%s", diff)
 	}
 }
 
-// TestRemarkedUnderNewRecord pins F18: the fetcher reads the uri's current
-// mark, so a uri whose record was dropped and then re-marked under a fresh
-// record stays refused.
+// TestRemarkedUnderNewRecord pins F18: the fetcher reads the uri's
+// current mark. A record let go is no longer fetched by its old id, and a
+// uri marked again under a fresh record stays refused.
 func TestRemarkedUnderNewRecord(t *testing.T) {
-	e := newEnv(t, body(wavBody, ""), withHook)
+	e := newEnv(t, body(wavBody, ""))
 	old := e.ref(serverName, blk(""))
 	e.reg.Remove(old.ID)
-	e.ref(serverName, blk(`,"disposition":"never"`))
-	_, err := e.f.Fetch(context.Background(), old, Request{})
-	if f := failureOf(t, err, ErrWithheld); f.Code != CodeWithheld {
+	fresh := e.ref(serverName, blk(`,"disposition":"never"`))
+	_, err := e.fetch(context.Background(), old, Request{})
+	if !errors.Is(err, refs.ErrUnknownReference) {
+		t.Errorf("fetch by the let-go id: err = %v, want an unknown reference", err)
+	}
+	_, err = e.fetch(context.Background(), fresh, Request{})
+	if f := failureOf(t, err, CodeWithheld); f.Code != CodeWithheld {
 		t.Errorf("code = %s, want withheld", f.Code)
 	}
 	if n := e.requests.Load(); n != 0 {
 		t.Errorf("requests = %d, want 0", n)
 	}
+}
+
+// TestMarkStoreWithholds pins F18 across a fleet: a mark another host put
+// in the shared mark store after the record was registered stops the
+// fetch before dialing, and one that lands during the download stops the
+// copy being saved.
+func TestMarkStoreWithholds(t *testing.T) {
+	marks := refs.NewMemoryMarks(0)
+	// The other host of the fleet marks through its own registry.
+	other, err := refs.New(refs.Config{Marks: marks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *env
+	var markDuring atomic.Bool
+	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		if markDuring.Load() {
+			other.MarkNever(r.Context(), e.rec.URI, "elsewhere")
+		}
+		w.Write(wavBody)
+	}, func(e *env) { e.regCfg.Marks = marks })
+
+	before := e.ref(serverName, blkURI("$ORIGIN/before", ""))
+	other.MarkNever(context.Background(), before.URI, "elsewhere")
+	if e.reg.MarkedHere(before.URI) {
+		t.Fatal("the mark reached this host's memory; the test needs it in the store only")
+	}
+	_, err = e.fetch(context.Background(), before, Request{})
+	failureOf(t, err, CodeWithheld)
+	if n := e.requests.Load(); n != 0 {
+		t.Errorf("a uri the mark store holds was dialed: %d requests", n)
+	}
+
+	markDuring.Store(true)
+	e.rec = e.ref(serverName, blkURI("$ORIGIN/during", ""))
+	_, err = e.fetch(context.Background(), e.rec, Request{})
+	failureOf(t, err, CodeWithheld)
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+	e.assertNothingKept(e.rec)
 }
 
 // TestCredentialScope pins F3 and F4 with a host client that would follow
@@ -383,8 +554,8 @@ func TestCredentialScope(t *testing.T) {
 		http.Redirect(w, r, target.URL+"/payload", http.StatusFound)
 	}, withConfig(func(c *Config) { c.Client = host }))
 	rec := e.ref(serverName, blk(""))
-	_, err := e.f.Fetch(context.Background(), rec, Request{})
-	if f := failureOf(t, err, ErrRedirect); f.Status != http.StatusFound {
+	_, err := e.fetch(context.Background(), rec, Request{})
+	if f := failureOf(t, err, CodeRedirect); f.Status != http.StatusFound {
 		t.Errorf("status = %d, want 302", f.Status)
 	}
 	if targetHits != 0 {
@@ -393,8 +564,8 @@ func TestCredentialScope(t *testing.T) {
 	if fmt.Sprintf("%p", host.CheckRedirect) != fmt.Sprintf("%p", follow) || host.Transport != nil {
 		t.Error("the host's client was changed")
 	}
-	if len(e.auth) != 1 || e.auth[0] != "Bearer "+token {
-		t.Errorf("Authorization headers = %q", e.auth)
+	if auth := e.authHeaders(); len(auth) != 1 || auth[0] != "Bearer "+token {
+		t.Errorf("Authorization headers = %q", auth)
 	}
 }
 
@@ -404,11 +575,11 @@ func TestNoCredentialWithoutToken(t *testing.T) {
 	e := newEnv(t, body(wavBody, ""))
 	e.extra["open"] = Server{Origin: e.srv.URL}
 	rec := e.ref("open", blk(""))
-	if _, err := e.f.Fetch(context.Background(), rec, Request{}); err != nil {
+	if _, err := e.fetch(context.Background(), rec, Request{}); err != nil {
 		t.Fatal(err)
 	}
-	if e.auth[0] != "" {
-		t.Errorf("Authorization = %q, want none", e.auth[0])
+	if auth := e.authHeaders(); auth[0] != "" {
+		t.Errorf("Authorization = %q, want none", auth[0])
 	}
 }
 
@@ -446,16 +617,21 @@ func TestPinnedAddrs(t *testing.T) {
 			e := newEnv(t, body(wavBody, ""))
 			e.extra["pinned"] = Server{Origin: e.srv.URL, Token: token, Addrs: tt.addrs}
 			rec := e.ref("pinned", blk(""))
-			_, err := e.f.Fetch(context.Background(), rec, Request{})
+			_, err := e.fetch(context.Background(), rec, Request{})
 			if tt.wantOK {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			f := failureOf(t, err, ErrNetwork)
-			if !strings.Contains(f.Clause, "resolved") {
-				t.Errorf("clause does not give the cause: %s", f.Clause)
+			f := failureOf(t, err, CodeNetwork)
+			// The clause gives the kind of cause in fixed words (F13, F21):
+			// the address was not one the connection resolved.
+			if !strings.Contains(f.Clause, "not one its connection resolved") {
+				t.Errorf("clause does not give the kind of cause: %s", f.Clause)
+			}
+			if !strings.Contains(e.logs.String(), "resolved") {
+				t.Errorf("the log does not give the cause:\n%s", e.logs)
 			}
 			if n := e.requests.Load(); n != 0 {
 				t.Errorf("requests = %d, want 0", n)
@@ -468,8 +644,8 @@ func TestPinnedAddrs(t *testing.T) {
 		}))
 		e.extra["pinned"] = Server{Origin: e.srv.URL, Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
 		rec := e.ref("pinned", blk(""))
-		_, err := e.f.Fetch(context.Background(), rec, Request{})
-		failureOf(t, err, ErrNetwork)
+		_, err := e.fetch(context.Background(), rec, Request{})
+		failureOf(t, err, CodeNetwork)
 		if n := e.requests.Load(); n != 0 {
 			t.Errorf("requests = %d, want 0", n)
 		}
@@ -480,13 +656,40 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// fakeClock is a Config.Now the test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // TestBudget pins F5's per-server budget: it counts decoded bytes across
-// fetches and renews only when the host says so.
+// fetches and renews only when its window has passed.
 func TestBudget(t *testing.T) {
-	e := newEnv(t, body(wavBody, ""), withConfig(func(c *Config) { c.Budget = 30 }))
+	clock := newFakeClock()
+	e := newEnv(t, body(wavBody, ""), withConfig(func(c *Config) {
+		c.Budget = 30
+		c.BudgetWindow = time.Hour
+		c.Now = clock.Now
+	}))
 	a := e.ref(serverName, blkURI("$ORIGIN/a", ""))
 	b := e.ref(serverName, blkURI("$ORIGIN/b", ""))
-	if _, err := e.f.Fetch(context.Background(), a, Request{}); err != nil {
+	if _, err := e.fetch(context.Background(), a, Request{}); err != nil {
 		t.Fatal(err)
 	}
 	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
@@ -494,35 +697,84 @@ func TestBudget(t *testing.T) {
 	}
 	// b claims no size; its response announces 19 bytes with 11 left, so
 	// it is refused before a byte is read, and nothing more is charged.
-	_, err := e.f.Fetch(context.Background(), b, Request{})
-	f := failureOf(t, err, ErrBudget)
+	_, err := e.fetch(context.Background(), b, Request{})
+	f := failureOf(t, err, CodeOverBudget)
 	if f.Code != CodeOverBudget || f.Limit != 11 || f.Got != 19 {
 		t.Errorf("code %s, limit %d, got %d; want over-budget, 11 left, 19 announced", f.Code, f.Limit, f.Got)
 	}
-	if f.Remedy.Kind() != RemedyAskOperator || f.Remedy.Task() != TaskRenewBudget {
-		t.Errorf("remedy = %s, want the operator to renew the budget", f.Remedy)
+	if f.Remedy.Kind() != RemedyWaitForBudget || f.Remedy.Task() != TaskRenewBudget {
+		t.Errorf("remedy = %s, want to wait for the budget, or the operator to raise it", f.Remedy)
 	}
 	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
 		t.Errorf("Budget after the refusal = %d of %d, want 19 of 30", spent, limit)
 	}
-	e.f.RenewBudget(serverName, 0)
-	if _, err := e.f.Fetch(context.Background(), b, Request{}); err != nil {
-		t.Errorf("fetch after renewal: %v", err)
+	// Within the window the budget stays spent.
+	clock.advance(59 * time.Minute)
+	_, err = e.fetch(context.Background(), b, Request{})
+	failureOf(t, err, CodeOverBudget)
+	// Past it, it renews.
+	clock.advance(time.Minute)
+	if _, err := e.fetch(context.Background(), b, Request{}); err != nil {
+		t.Errorf("fetch after the window passed: %v", err)
+	}
+	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
+		t.Errorf("Budget in the new window = %d of %d, want 19 of 30", spent, limit)
+	}
+}
+
+// TestBudgetWindow pins the default window: a spent budget refuses until
+// DefaultBudgetWindow has passed on Config.Now, then the fetch succeeds.
+func TestBudgetWindow(t *testing.T) {
+	clock := newFakeClock()
+	e := newEnv(t, body(wavBody, ""), withConfig(func(c *Config) {
+		c.Budget = 19
+		c.Now = clock.Now
+	}))
+	a := e.ref(serverName, blkURI("$ORIGIN/a", `,"sizeBytes":19`))
+	b := e.ref(serverName, blkURI("$ORIGIN/b", `,"sizeBytes":19`))
+	if _, err := e.fetch(context.Background(), a, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.fetch(context.Background(), b, Request{})
+	failureOf(t, err, CodeBudgetSpent)
+	if r := e.f.Refusal(e.entry(b)); r == "" {
+		t.Error("Refusal of a reference whose server's budget is spent = none")
+	}
+	clock.advance(DefaultBudgetWindow - time.Second)
+	_, err = e.fetch(context.Background(), b, Request{})
+	failureOf(t, err, CodeBudgetSpent)
+	clock.advance(time.Second)
+	if r := e.f.Refusal(e.entry(b)); r != "" {
+		t.Errorf("Refusal once the window passed = %q, want none", r)
+	}
+	res, err := e.fetch(context.Background(), b, Request{})
+	if err != nil || res.Bytes != 19 {
+		t.Errorf("fetch once the window passed = %+v, %v", res, err)
+	}
+	if n := e.requests.Load(); n != 2 {
+		t.Errorf("requests = %d, want 2", n)
 	}
 }
 
 // TestDirStore pins F22: writes go through a temporary name, a failed
 // fetch leaves no file, and names cannot escape.
 func TestDirStore(t *testing.T) {
+	if _, err := NewDirStore(""); err == nil {
+		t.Error("NewDirStore(\"\") opened the working directory")
+	}
+	if _, err := NewDirStore(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("NewDirStore opened a directory that does not exist")
+	}
 	dir := t.TempDir()
 	ds, err := NewDirStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ds.Close()
+	ctx := context.Background()
 	e := newEnv(t, body(wavBody, "audio/wav"), withStore(ds), func(e *env) { e.mem = nil })
 	good := e.ref(serverName, blkURI("$ORIGIN/good", `,"digest":"`+wavDigest+`"`))
-	res, err := e.f.Fetch(context.Background(), good, Request{})
+	res, err := e.fetch(ctx, good, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,8 +785,8 @@ func TestDirStore(t *testing.T) {
 		t.Errorf("saved file = %q, %v", b, err)
 	}
 	bad := e.ref(serverName, blkURI("$ORIGIN/bad", `,"digest":"sha256:2SmKENGwc1g33EvYXaxkGw887yekfl1TpU8vP1svz_o"`))
-	_, err = e.f.Fetch(context.Background(), bad, Request{})
-	failureOf(t, err, ErrDigestMismatch)
+	_, err = e.fetch(ctx, bad, Request{})
+	failureOf(t, err, CodeDigestMismatch)
 	entries, _ := os.ReadDir(dir)
 	var names []string
 	for _, d := range entries {
@@ -544,32 +796,45 @@ func TestDirStore(t *testing.T) {
 		t.Errorf("directory after a failed fetch (-want +got):\n%s", diff)
 	}
 	for _, name := range []string{"", ".hidden", "../x", "a/b", `a\b`, "..", strings.Repeat("a", 256)} {
-		if _, err := ds.Begin(context.Background(), name, ""); err == nil {
+		if _, err := ds.Begin(ctx, name, ""); err == nil {
 			t.Errorf("Begin(%q) accepted a name that is not plain", name)
 		}
 	}
-	if err := ds.Remove(filepath.Join(dir, "..", "etc-passwd")); err == nil {
+	if err := ds.Remove(ctx, filepath.Join(dir, "..", "etc-passwd")); err == nil {
 		t.Error("Remove accepted a path outside the store")
 	}
-	if err := ds.Remove(res.Path); err != nil {
+	if err := ds.Remove(ctx, res.Path); err != nil {
 		t.Errorf("Remove: %v", err)
 	}
-	if err := ds.Remove(res.Path); err != nil {
+	if err := ds.Remove(ctx, res.Path); err != nil {
 		t.Errorf("Remove of a removed copy: %v", err)
 	}
-	p, _ := ds.Begin(context.Background(), "x.bin", "")
+	p, _ := ds.Begin(ctx, "x.bin", "")
 	p.Write([]byte("partial"))
-	if err := p.Abort(); err != nil {
+	if err := p.Abort(ctx); err != nil {
 		t.Errorf("Abort: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("aborted copy left %d entries", len(entries))
 	}
+	// Abort after a successful Commit changes nothing.
+	q, _ := ds.Begin(ctx, "y.bin", "")
+	q.Write([]byte("kept"))
+	path, err := q.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Abort(ctx); err != nil {
+		t.Errorf("Abort after Commit: %v", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "kept" {
+		t.Errorf("committed file after Abort = %q, %v", b, err)
+	}
 }
 
-// TestStaleWithDirStore pins F20 end to end: a copy committed for a record
+// TestGoneWithDirStore pins F20 end to end: a copy committed for a record
 // evicted during the fetch is removed from disk.
-func TestStaleWithDirStore(t *testing.T) {
+func TestGoneWithDirStore(t *testing.T) {
 	dir := t.TempDir()
 	ds, err := NewDirStore(dir)
 	if err != nil {
@@ -582,10 +847,10 @@ func TestStaleWithDirStore(t *testing.T) {
 		w.Write(wavBody)
 	}, withStore(ds), func(e *env) { e.mem = nil })
 	e.rec = e.ref(serverName, blk(""))
-	_, err = e.f.Fetch(context.Background(), e.rec, Request{})
-	failureOf(t, err, ErrStale)
+	_, err = e.fetch(context.Background(), e.rec, Request{})
+	failureOf(t, err, CodeGone)
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("stale copy left %d entries", len(entries))
+		t.Errorf("the copy of a let-go record left %d entries", len(entries))
 	}
 	if !strings.Contains(e.logs.String(), "removed a copy no record names") {
 		t.Errorf("the removal was not logged:\n%s", e.logs)
@@ -626,30 +891,76 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-// TestCauseWords pins F13's scrubbing: a cause keeps its words but loses
-// every query, userinfo and token.
+// TestCauseWords pins F13's two halves: the words a clause gives are a
+// fixed phrase per kind of cause, never the error's own text, and the
+// operator's detail keeps that text but loses every query, userinfo, path
+// and token.
 func TestCauseWords(t *testing.T) {
-	f := &Fetcher{}
-	u, _ := http.NewRequest("GET", "http://h.example:8080/p?sig=abc123", nil)
-	tg := target{rec: refs.Record{URI: "http://h.example:8080/p?sig=abc123"}, u: u.URL, conn: Server{Token: "tok-secret"}}
-	got := f.causeWords(fmt.Errorf("Get %q: dial tcp: lookup h.example: no such host (tok-secret) via http://user:pw@proxy.example/x?y=z", "http://h.example:8080/p?sig=abc123"), tg)
-	for _, bad := range []string{"abc123", "tok-secret", "user:pw", "y=z"} {
-		if strings.Contains(got, bad) {
-			t.Errorf("cause %q carries %q", got, bad)
+	const uri = "http://h.example:8080/p?sig=abc123"
+	u, _ := url.Parse(uri)
+	tg := target{rec: refs.Record{URI: uri}, u: u, conn: Server{Token: "tok-secret"}}
+	wrap := func(err error) error { return &url.Error{Op: "Get", URL: uri, Err: err} }
+	dial := func(err error) error { return wrap(&net.OpError{Op: "dial", Net: "tcp", Err: err}) }
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"dns", dial(&net.DNSError{Err: "no such host", Name: "h.example"}), "the server's host name could not be resolved"},
+		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), "the connection was refused"},
+		{"reset", wrap(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), "the connection was reset"},
+		{"certificate", wrap(x509.UnknownAuthorityError{}), "the server's certificate was not accepted"},
+		{"early-eof", wrap(io.ErrUnexpectedEOF), "the connection closed early"},
+		{"timeout", dial(&timeoutError{}), "the connection timed out"},
+		{"dial", dial(errors.New("h.example:8080 is not reachable")), "the connection could not be made"},
+		{"other", wrap(errors.New("something at h.example:8080 broke")), "the connection failed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := causeOf(tt.err, tg)
+			if c.words != tt.want {
+				t.Errorf("words = %q, want %q", c.words, tt.want)
+			}
+			if c.detail == "" {
+				t.Error("no detail for the operator")
+			}
+			for _, bad := range []string{"abc123", "tok-secret", "/p"} {
+				if strings.Contains(c.detail, bad) {
+					t.Errorf("detail %q carries %q", c.detail, bad)
+				}
+			}
+		})
+	}
+	err := fmt.Errorf("Get %q: dial tcp: lookup h.example: no such host (tok-secret) via http://user:pw@proxy.example/x?y=z", uri)
+	c := causeOf(err, tg)
+	for _, bad := range []string{"abc123", "tok-secret", "user:pw", "y=z", "/x"} {
+		if strings.Contains(c.detail, bad) {
+			t.Errorf("detail %q carries %q", c.detail, bad)
 		}
 	}
-	if !strings.Contains(got, "no such host") {
-		t.Errorf("cause %q lost its words", got)
+	if !strings.Contains(c.detail, "no such host") {
+		t.Errorf("detail %q lost the error's words", c.detail)
+	}
+	for _, bad := range []string{"h.example", "8080", "no such host", "proxy"} {
+		if strings.Contains(c.words, bad) {
+			t.Errorf("words %q carry the error's text %q", c.words, bad)
+		}
 	}
 }
+
+type timeoutError struct{}
+
+func (*timeoutError) Error() string   { return "i/o timeout at h.example:8080" }
+func (*timeoutError) Timeout() bool   { return true }
+func (*timeoutError) Temporary() bool { return true }
 
 // TestMemoryStore pins the observer's store: commits are recorded and
 // removals forget them.
 func TestMemoryStore(t *testing.T) {
+	ctx := context.Background()
 	m := NewMemoryStore()
-	p, _ := m.Begin(context.Background(), "ref_a.wav", "audio/wav")
+	p, _ := m.Begin(ctx, "ref_a.wav", "audio/wav")
 	p.Write(wavBody)
-	path, err := p.Commit()
+	path, err := p.Commit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,30 +968,41 @@ func TestMemoryStore(t *testing.T) {
 	if diff := cmp.Diff(want, m.Saves()); diff != "" {
 		t.Errorf("saves (-want +got):\n%s", diff)
 	}
-	q, _ := m.Begin(context.Background(), "ref_b.bin", "")
+	if err := p.Abort(ctx); err != nil || len(m.Saves()) != 1 {
+		t.Errorf("Abort after Commit = %v and left %d saves, want nil and 1", err, len(m.Saves()))
+	}
+	q, _ := m.Begin(ctx, "ref_b.bin", "")
 	q.Write([]byte("x"))
-	q.Abort()
-	if _, err := q.Commit(); err == nil {
+	q.Abort(ctx)
+	if _, err := q.Commit(ctx); err == nil {
 		t.Error("an aborted copy could still be committed")
 	}
-	m.Remove(path)
+	m.Remove(ctx, path)
 	if n := len(m.Saves()); n != 0 {
 		t.Errorf("%d saves after removal and abort", n)
 	}
-	if _, err := m.Begin(context.Background(), "../x", ""); err == nil {
+	if _, err := m.Begin(ctx, "../x", ""); err == nil {
 		t.Error("MemoryStore accepted a path")
 	}
 }
 
-// TestGoneBeforeDialing: a record the registry let go before the call is
-// not dialed for, since nothing could be saved for it (F20).
-func TestGoneBeforeDialing(t *testing.T) {
+// TestUnknownID: an id the registry does not hold, let go before the call
+// or never issued, is an unknown reference, and nothing is dialed for it
+// (F20, R4).
+func TestUnknownID(t *testing.T) {
 	e := newEnv(t, body(wavBody, ""))
 	rec := e.ref(serverName, blk(""))
 	e.reg.Remove(rec.ID)
-	_, err := e.f.Fetch(context.Background(), rec, Request{})
-	if f := failureOf(t, err, ErrStale); f.Code != CodeStale {
-		t.Errorf("code = %s, want stale", f.Code)
+	for _, id := range []string{rec.ID, "ref_neverissued"} {
+		_, err := e.f.Fetch(context.Background(), id, Request{})
+		var unknown *refs.UnknownError
+		if !errors.As(err, &unknown) || unknown.ID != id || !errors.Is(err, refs.ErrUnknownReference) {
+			t.Errorf("Fetch(%q) = %v, want an unknown reference for that id", id, err)
+		}
+		var f *Failure
+		if errors.As(err, &f) {
+			t.Errorf("Fetch(%q) returned a *Failure: %v", id, err)
+		}
 	}
 	if n := e.requests.Load(); n != 0 {
 		t.Errorf("requests = %d, want 0", n)

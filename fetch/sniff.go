@@ -61,14 +61,14 @@ func sniff(head []byte) string {
 			return s.mime
 		}
 	}
-	t := essence(http.DetectContentType(head))
+	t := label.MediaTypeEssence(http.DetectContentType(head))
 	if t == "application/octet-stream" {
 		return ""
 	}
 	return canonicalType(t)
 }
 
-// observedType picks the verified media type (F9): the sniffed type when
+// observedType picks the verified media type: the sniffed type when
 // the bytes are recognisable, else the response's Content-Type, else the
 // claimed type, else application/octet-stream. Bytes that merely look like
 // text keep a textual declared type (JSON, CSV, HTML) and otherwise read
@@ -91,14 +91,6 @@ func observedType(head []byte, contentType, claimed string) string {
 		return c
 	}
 	return "application/octet-stream"
-}
-
-// essence cuts a type at its parameters and lower-cases it.
-func essence(t string) string {
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = t[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(t))
 }
 
 // aliases maps other names of a type to the one this package records.
@@ -147,7 +139,7 @@ func textual(t string) bool {
 	return false
 }
 
-// extensions is the fixed table of storage extensions (F10). A type not
+// extensions is the fixed table of storage extensions. A type not
 // listed is stored as ".bin".
 var extensions = map[string]string{
 	"audio/wav":                ".wav",

@@ -14,11 +14,13 @@ import (
 	"sync"
 )
 
-// Store is where fetched payloads go (F10, F22). A payload streams in
-// through a [Pending] and is never held whole in memory by the fetcher.
-// Implementations must be safe for concurrent use. A Store that also
-// implements [refs.Remover] lets the fetcher delete a copy it cannot keep
-// (F18, F20).
+// Store is where fetched payloads go. A payload streams in through a
+// [Pending] and is never held whole in memory by the fetcher.
+// Implementations must be safe for concurrent use; they may block on the
+// network (object storage) and are never called with a lock held. A Store
+// that also implements [refs.Remover] lets the fetcher delete a copy it
+// cannot keep; without one such a copy is forgotten and its path logged.
+// A copy the store could not commit is no copy: the fetch fails.
 type Store interface {
 	// Begin starts a copy to be stored under name, a host-generated file
 	// name ("<refId>.<ext>") with no path separator. mimeType is the
@@ -27,14 +29,16 @@ type Store interface {
 }
 
 // Pending is one copy being written. The fetcher calls Write with the
-// decoded bytes in order, then exactly one of Commit or Abort.
+// decoded bytes in order, then Commit or Abort; after a Commit that
+// failed it calls Abort too.
 type Pending interface {
 	io.Writer
 	// Commit makes the copy visible under its name and returns the path a
 	// host may show for it.
-	Commit() (path string, err error)
-	// Abort discards everything written; nothing may remain visible.
-	Abort() error
+	Commit(ctx context.Context) (path string, err error)
+	// Abort discards everything written; nothing may remain visible, and
+	// Abort after Commit succeeded changes nothing.
+	Abort(ctx context.Context) error
 }
 
 // ErrBadName is returned by a store for a name that is not a plain file
@@ -105,7 +109,7 @@ func (m *MemoryStore) Saves() []SavedCopy {
 
 // Remove drops the copy at path. Removing a path the store does not hold
 // is not an error.
-func (m *MemoryStore) Remove(path string) error {
+func (m *MemoryStore) Remove(_ context.Context, path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, s := range m.saves {
@@ -132,7 +136,7 @@ func (p *memoryPending) Write(b []byte) (int, error) {
 	return p.buf.Write(b)
 }
 
-func (p *memoryPending) Commit() (string, error) {
+func (p *memoryPending) Commit(context.Context) (string, error) {
 	if p.done {
 		return "", os.ErrClosed
 	}
@@ -150,14 +154,18 @@ func (p *memoryPending) Commit() (string, error) {
 	return s.Path, nil
 }
 
-func (p *memoryPending) Abort() error {
+func (p *memoryPending) Abort(context.Context) error {
+	if p.done {
+		return nil
+	}
 	p.done = true
 	p.buf = bytes.Buffer{}
 	return nil
 }
 
-// DirStore stores copies as files in one directory, through an [os.Root]
-// so no name can reach outside it (F22). Each copy is written under a
+// DirStore stores copies as files in one directory. Every operation goes
+// through an [os.Root], so no name, symbolic link or swapped directory can
+// reach outside it. Each copy is written under a
 // temporary name (".tmp-" and random hex) and renamed to its final name
 // only on Commit, after the fetcher's digest and ceiling checks passed; an
 // aborted copy is removed, so a failed fetch leaves no file behind.
@@ -168,8 +176,12 @@ type DirStore struct {
 	root *os.Root
 }
 
-// NewDirStore opens dir, which must exist, as a store.
+// NewDirStore opens dir, which must exist, as a store. An empty dir is an
+// error, not the working directory.
 func NewDirStore(dir string) (*DirStore, error) {
+	if dir == "" {
+		return nil, errors.New("fetch: NewDirStore needs a directory")
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -206,7 +218,7 @@ func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
 
 // Remove deletes the copy at path, which must be a file directly inside
 // the store's directory. A file already gone is not an error.
-func (d *DirStore) Remove(path string) error {
+func (d *DirStore) Remove(_ context.Context, path string) error {
 	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
 		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
 	}
@@ -227,7 +239,7 @@ type dirPending struct {
 
 func (p *dirPending) Write(b []byte) (int, error) { return p.f.Write(b) }
 
-func (p *dirPending) Commit() (string, error) {
+func (p *dirPending) Commit(context.Context) (string, error) {
 	if p.done {
 		return "", os.ErrClosed
 	}
@@ -236,18 +248,16 @@ func (p *dirPending) Commit() (string, error) {
 		_ = p.d.root.Remove(p.tmp)
 		return "", err
 	}
-	// os.Root gains Rename only after Go 1.24. Both names are plain file
-	// names this package generated and checked, so joining them to the
-	// root's directory cannot reach outside it.
-	final := filepath.Join(p.d.dir, p.name)
-	if err := os.Rename(filepath.Join(p.d.dir, p.tmp), final); err != nil {
+	// The rename stays inside the root too: a directory swapped for a
+	// symbolic link since Begin cannot redirect it.
+	if err := p.d.root.Rename(p.tmp, p.name); err != nil {
 		_ = p.d.root.Remove(p.tmp)
 		return "", err
 	}
-	return final, nil
+	return filepath.Join(p.d.dir, p.name), nil
 }
 
-func (p *dirPending) Abort() error {
+func (p *dirPending) Abort(context.Context) error {
 	if p.done {
 		return nil
 	}

@@ -1,0 +1,296 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mcplrefs/refcore/convert"
+)
+
+// copier streams one response body into the store: it decodes gzip,
+// counts and checks every chunk, hashes the decoded bytes, sniffs the
+// media type from the first bytes, and commits the copy only when every
+// check passed. Memory stays bounded by the chunk size.
+type copier struct {
+	f    *Fetcher
+	fl   *flight
+	resp *http.Response
+	wire *wireReader
+	src  io.Reader
+	buf  []byte
+	head []byte // the first bytes, held until the media type is known
+	h    hash.Hash
+	pend Pending
+	mime string
+	n    int64 // decoded bytes read
+	// marked is set once a never mark landed during the download.
+	marked bool
+}
+
+func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
+	c := &copier{
+		f: f, fl: fl, resp: resp,
+		wire: &wireReader{r: resp.Body, limit: f.set.wireCeiling},
+		buf:  make([]byte, f.set.chunk),
+		head: make([]byte, 0, sniffLen),
+		h:    sha256.New(),
+	}
+	c.src = c.wire
+	if gz {
+		br := bufio.NewReaderSize(c.wire, 4096)
+		if z, err := gzip.NewReader(br); err == nil {
+			z.Multistream(false)
+			c.src = &gunzip{z: z, src: br}
+		} else {
+			c.src = nil
+		}
+	}
+	return c
+}
+
+// run copies the body and finishes the copy. Every failure path discards
+// the partial copy before it returns.
+func (c *copier) run() outcome {
+	if c.src == nil {
+		return failure(c.readFailure())
+	}
+	if fail := c.stream(); fail != nil {
+		c.abort()
+		return failure(fail)
+	}
+	res, fail := c.commit()
+	if fail != nil {
+		c.abort()
+		return failure(fail)
+	}
+	return c.f.record(c.fl, res, c.marked)
+}
+
+// stream reads the body to its end, chunk by chunk.
+func (c *copier) stream() *Failure {
+	t := c.fl.t
+	for {
+		n, rerr := c.src.Read(c.buf[:c.fl.readCap(len(c.buf))])
+		if n > 0 {
+			c.n += int64(n)
+			progress, fail := c.fl.account(int64(n))
+			if fail != nil {
+				return fail
+			}
+			if !c.marked && c.f.reg.MarkedHere(t.rec.URI) {
+				if fail := c.markLanded(); fail != nil {
+					return fail
+				}
+			}
+			if fail := c.write(c.buf[:n]); fail != nil {
+				return fail
+			}
+			for _, p := range progress {
+				c.f.report(p, c.n, t.claimed())
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return c.readFailure()
+		}
+	}
+}
+
+// markLanded drops the callers who wanted the bytes for the model, once a
+// never mark landed; the download goes on only for the host's own callers
+// (or for every caller under Config.FetchNever).
+func (c *copier) markLanded() *Failure {
+	c.marked = true
+	if c.f.fetchNever {
+		return nil
+	}
+	return c.fl.dropModel(failWithheldDuring(c.fl.t.server))
+}
+
+// write hashes a chunk and hands it to the store, beginning the copy once
+// the first bytes have told its media type.
+func (c *copier) write(chunk []byte) *Failure {
+	c.h.Write(chunk)
+	if c.pend == nil {
+		k := min(sniffLen-len(c.head), len(chunk))
+		c.head = append(c.head, chunk[:k]...)
+		chunk = chunk[k:]
+		if len(c.head) < sniffLen {
+			return nil
+		}
+		if fail := c.begin(); fail != nil {
+			return fail
+		}
+	}
+	if len(chunk) == 0 {
+		return nil
+	}
+	if err := safeWrite(c.pend, chunk); err != nil {
+		return failStorage(c.fl.t.server, "the store could not write: "+oneLine(err.Error(), 300))
+	}
+	return nil
+}
+
+// begin opens the copy in the store, named from the record's id and the
+// observed media type, and writes the bytes held so far.
+func (c *copier) begin() *Failure {
+	t := c.fl.t
+	c.mime = observedType(c.head, c.resp.Header.Get("Content-Type"), t.rec.Testimony.MimeType)
+	p, err := safeBegin(c.fl.ctx, c.f.store, storageName(t.rec.ID, c.mime), c.mime)
+	if err != nil {
+		return failStorage(t.server, "the store could not begin the copy: "+oneLine(err.Error(), 300))
+	}
+	c.pend = p
+	if err := safeWrite(c.pend, c.head); err != nil {
+		return failStorage(t.server, "the store could not write: "+oneLine(err.Error(), 300))
+	}
+	return nil
+}
+
+// commit checks the digest and the mark once more, then makes the copy
+// visible in the store.
+func (c *copier) commit() (Result, *Failure) {
+	t := c.fl.t
+	verified := false
+	if t.rec.Testimony.Has(convert.FieldDigest) {
+		sum := c.h.Sum(nil)
+		claim := t.rec.Testimony.Digest
+		want, ok := decodeDigest(claim)
+		if !ok || !bytes.Equal(sum, want) {
+			return Result{}, failDigest(t.server, claim, "sha256:"+base64.RawURLEncoding.EncodeToString(sum))
+		}
+		verified = true
+	}
+	if c.pend == nil {
+		if fail := c.begin(); fail != nil {
+			return Result{}, fail
+		}
+	}
+	// The last word before the copy is visible: a mark from the mark store
+	// (another host of a fleet) counts too.
+	if !c.marked && c.f.reg.Marked(c.fl.ctx, t.rec.URI) {
+		if fail := c.markLanded(); fail != nil {
+			return Result{}, fail
+		}
+	}
+	path, err := safeCommit(context.WithoutCancel(c.fl.ctx), c.pend)
+	if err != nil {
+		c.pend = nil // safeCommit has aborted it
+		return Result{}, failStorage(t.server, "the store could not commit the copy: "+oneLine(err.Error(), 300))
+	}
+	c.pend = nil
+	return Result{Copy: convert.Copy{Path: path, Bytes: c.n, MimeType: c.mime, DigestVerified: verified}}, nil
+}
+
+// abort stops the transfer and discards the partial copy, before the
+// failure is answered.
+func (c *copier) abort() {
+	c.fl.cancel()
+	c.resp.Body.Close()
+	if c.pend != nil {
+		// The flight's context is canceled by now; the store still needs
+		// one that lets it discard the copy.
+		c.f.abortPending(context.WithoutCancel(c.fl.ctx), c.fl.t.rec.ID, c.pend)
+		c.pend = nil
+	}
+}
+
+// readFailure classifies a failed read of the body.
+func (c *copier) readFailure() *Failure {
+	name := c.fl.t.server
+	switch {
+	case errors.Is(c.wire.err, errWireCeiling):
+		return failWireOverCeiling(name, c.wire.n, c.wire.limit)
+	case c.fl.ctx.Err() != nil:
+		return errAbandoned
+	case c.wire.err != nil:
+		return failBrokeOff(name, c.n, causeOf(c.wire.err, c.fl.t))
+	}
+	return failCorruptGzip(name, c.n)
+}
+
+// storageName is "<refId><ext>". The id is host-generated; the server's
+// name and the reference's name never take part.
+func storageName(id, mime string) string { return id + extension(mime) }
+
+// decodeDigest reads a "sha256:<base64url>" claim.
+func decodeDigest(d string) ([]byte, bool) {
+	const prefix = "sha256:"
+	if !strings.HasPrefix(d, prefix) {
+		return nil, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(d[len(prefix):])
+	if err != nil || len(b) != sha256.Size {
+		return nil, false
+	}
+	return b, true
+}
+
+// errWireCeiling stops a stream whose encoded bytes pass the wire ceiling.
+var errWireCeiling = errors.New("fetch: encoded bytes past the wire ceiling")
+
+// wireReader counts encoded bytes and keeps the first error of the body
+// (sticky), so a failed read can be told apart from a decoding error.
+type wireReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	err   error // sticky; io.EOF is not kept
+}
+
+func (w *wireReader) Read(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if max := w.limit - w.n + 1; int64(len(p)) > max {
+		p = p[:max]
+	}
+	n, err := w.r.Read(p)
+	w.n += int64(n)
+	if w.n > w.limit {
+		w.err = errWireCeiling
+		return n, w.err
+	}
+	if err != nil && err != io.EOF {
+		w.err = err
+	}
+	return n, err
+}
+
+// gunzip decodes gzip members one after another without recursion: the
+// standard reader's multistream mode recurses once per empty member, which
+// an endless stream of empty members would turn into unbounded stack.
+type gunzip struct {
+	z   *gzip.Reader
+	src *bufio.Reader // the reader z was made on; Reset must reuse it
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	for {
+		n, err := g.z.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		switch rerr := g.z.Reset(g.src); {
+		case rerr == io.EOF:
+			return n, io.EOF
+		case rerr != nil:
+			return n, rerr
+		}
+		g.z.Multistream(false)
+		if n > 0 {
+			return n, nil
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package fetch
+
+import "strconv"
+
+// RemedyKind says which remedy a [Remedy] is.
+type RemedyKind int
+
+// The remedies a failure can carry.
+const (
+	// RemedyTryLater: a later call may succeed.
+	RemedyTryLater RemedyKind = iota + 1
+	// RemedyTryLaterThenAsk: a later call may succeed; if the failure
+	// repeats, the host's operator can act ([Remedy.Task]).
+	RemedyTryLaterThenAsk
+	// RemedyFreshReference: this reference will keep failing; a new one to
+	// the same content may not.
+	RemedyFreshReference
+	// RemedyFreshReferenceThenAsk: as RemedyFreshReference, and if a new
+	// reference is refused too, the operator can act ([Remedy.Task]).
+	RemedyFreshReferenceThenAsk
+	// RemedyTryLaterThenFreshReference: a later call may succeed; if not,
+	// a new reference may.
+	RemedyTryLaterThenFreshReference
+	// RemedyLargerMaxBytes: a call with a larger max bytes, between
+	// [Remedy.AtLeast] and [Remedy.UpTo], may succeed.
+	RemedyLargerMaxBytes
+	// RemedyAskOperator: calling again fails the same way until the host's
+	// operator acts ([Remedy.Task]).
+	RemedyAskOperator
+	// RemedyWaitForBudget: the server's fetch budget renews over time, so
+	// a later call may succeed; the operator can also raise it.
+	RemedyWaitForBudget
+	// RemedyBudgetTooSmall: a larger max bytes would not help, since the
+	// server's budget has only [Remedy.UpTo] bytes left in this window.
+	RemedyBudgetTooSmall
+	// RemedyNothing: calling again will get the same answer.
+	RemedyNothing
+	// RemedyHostCeiling: the host's own ceiling holds, and no call can
+	// raise it.
+	RemedyHostCeiling
+	// RemedyFixRequest: the call itself was wrong; a call with a max bytes
+	// and a timeout of zero (the defaults) or more may succeed.
+	RemedyFixRequest
+)
+
+// Task is what the host's operator can do about a failure.
+type Task int
+
+// The tasks a remedy may hand to the host's operator.
+const (
+	// TaskNone: no task.
+	TaskNone Task = iota
+	// TaskCheckConnection: check the host's network path to the server.
+	TaskCheckConnection
+	// TaskCheckCredentials: check the credentials held for the server.
+	TaskCheckCredentials
+	// TaskRenewBudget: raise the server's fetch budget.
+	TaskRenewBudget
+	// TaskAddServer: add back a server the host no longer has.
+	TaskAddServer
+	// TaskCorrectServerAddress: correct the server's configured address.
+	TaskCorrectServerAddress
+	// TaskCheckStorage: look into the store's failure, which the host's
+	// log explains.
+	TaskCheckStorage
+)
+
+// Remedy says what calling again can do about a failure. Its values come
+// only from the fetcher; the zero Remedy is no remedy.
+type Remedy struct {
+	kind    RemedyKind
+	task    Task
+	atLeast int64
+	upTo    int64
+}
+
+// largerMaxBytes is the remedy for a payload over the call's max bytes:
+// pass at least atLeast and at most upTo (what the host can still fetch
+// from the server). An upTo below atLeast is raised to it.
+func largerMaxBytes(atLeast, upTo int64) Remedy {
+	if upTo < atLeast {
+		upTo = atLeast
+	}
+	return Remedy{kind: RemedyLargerMaxBytes, atLeast: atLeast, upTo: upTo}
+}
+
+// budgetTooSmall is the remedy when a larger max bytes would not help:
+// only left bytes remain of the server's budget in this window.
+func budgetTooSmall(left int64) Remedy {
+	return Remedy{kind: RemedyBudgetTooSmall, task: TaskRenewBudget, upTo: max(left, 0)}
+}
+
+// Kind returns which remedy r is; zero for the zero Remedy.
+func (r Remedy) Kind() RemedyKind { return r.kind }
+
+// Task returns what the host's operator can do, or TaskNone.
+func (r Remedy) Task() Task { return r.task }
+
+// AtLeast returns the smallest max bytes a RemedyLargerMaxBytes remedy
+// asks for, and zero for other remedies.
+func (r Remedy) AtLeast() int64 { return r.atLeast }
+
+// UpTo returns the largest max bytes worth passing for a
+// RemedyLargerMaxBytes remedy, or the bytes the budget has left for a
+// RemedyBudgetTooSmall remedy, and zero for other remedies.
+func (r Remedy) UpTo() int64 { return r.upTo }
+
+// String returns the remedy as one or more full sentences, ending with a
+// period.
+func (r Remedy) String() string {
+	switch r.kind {
+	case RemedyTryLater:
+		return "A later attempt may succeed."
+	case RemedyTryLaterThenAsk:
+		return "A later attempt may succeed; if the same failure repeats, " + r.task.phrase() + "."
+	case RemedyFreshReference:
+		return freshReference + "."
+	case RemedyFreshReferenceThenAsk:
+		return freshReference + ", and if that one is refused as well, " + r.task.phrase() + "."
+	case RemedyTryLaterThenFreshReference:
+		return "A later attempt may succeed; should it fail in the same way, a new reference to the same content, when one arrives, may be fetchable."
+	case RemedyLargerMaxBytes:
+		if r.upTo > r.atLeast {
+			return "Passing a max bytes of at least " + bytesText(r.atLeast) + ", and at most " + bytesText(r.upTo) + ", may fetch it."
+		}
+		return "Passing a max bytes of " + bytesText(r.atLeast) + " may fetch it."
+	case RemedyAskOperator:
+		switch r.task {
+		case TaskAddServer:
+			return "Asking again will get the same answer unless the host's operator adds that server back."
+		case TaskCorrectServerAddress:
+			return "Asking again will get the same answer unless the host's operator corrects that server's address."
+		}
+		return "Asking again will probably fail in the same way; " + r.task.phrase() + "."
+	case RemedyWaitForBudget:
+		return "The server's fetch budget renews over time, so a later attempt may succeed; " + r.task.phrase() + " sooner."
+	case RemedyBudgetTooSmall:
+		return "A larger max bytes would not help now: only " + remainText(r.upTo) + " of the server's fetch budget until it renews, and " + r.task.phrase() + "."
+	case RemedyNothing:
+		return "Asking again will get the same answer."
+	case RemedyHostCeiling:
+		return "That is the host's own limit, and no max bytes or call setting can raise it, so asking again will get the same answer."
+	case RemedyFixRequest:
+		return "Asking again with a max bytes and a timeout of zero (the defaults) or more may succeed."
+	}
+	return "No remedy is known."
+}
+
+const freshReference = "This reference will keep failing, but a new reference to the same content, when one arrives, may be fetchable"
+
+// phrase is what the operator can do, as a clause with its subject.
+func (t Task) phrase() string {
+	switch t {
+	case TaskCheckConnection:
+		return "the host's operator can look into its network path to that server"
+	case TaskCheckCredentials:
+		return "the host's operator can check the credentials it holds for that server"
+	case TaskRenewBudget:
+		return "the host's operator can raise that server's fetch budget"
+	case TaskAddServer:
+		return "the host's operator can add that server back"
+	case TaskCorrectServerAddress:
+		return "the host's operator can correct that server's address"
+	case TaskCheckStorage:
+		return "the host's operator can find the store's reason in the host's log"
+	}
+	return "the host's operator can look into it"
+}
+
+// remainText writes "49 bytes remain" or "1 byte remains".
+func remainText(n int64) string {
+	if n == 1 {
+		return "1 byte remains"
+	}
+	return bytesText(n) + " remain"
+}
+
+// bytesText writes n as "1,048,576 bytes".
+func bytesText(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	s := strconv.FormatInt(n, 10)
+	neg := false
+	if n < 0 {
+		neg, s = true, s[1:]
+	}
+	var out []byte
+	if neg {
+		out = append(out, '-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out) + " bytes"
+}

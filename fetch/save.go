@@ -1,0 +1,164 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// record saves the verified facts on the record, or withdraws the copy
+// when the record was let go, took a new digest, or was marked meanwhile.
+func (f *Fetcher) record(fl *flight, res Result, marked bool) outcome {
+	ctx, rec, name := context.WithoutCancel(fl.ctx), fl.t.rec, fl.t.server
+	forHost := f.fetchNever || fl.anyHost()
+	save := f.reg.Save
+	if forHost {
+		// The copy is wanted whatever its mark: by the host itself, or by
+		// a fetcher told to fetch never references.
+		save = f.reg.SaveMarked
+	}
+	switch err := save(rec.ID, res.Copy, rec.Testimony); {
+	case errors.Is(err, refs.ErrGone):
+		if f.held(rec) {
+			// Still held, so the record took a new digest meanwhile: the
+			// bytes answer testimony it no longer holds.
+			f.withdraw(ctx, rec.ID, res.Path, "the reference took a new digest during the fetch")
+			return failure(failReissued(name))
+		}
+		f.withdraw(ctx, rec.ID, res.Path, "the registry let the record go during the fetch")
+		return failure(failGone(name))
+	case errors.Is(err, refs.ErrMarked):
+		f.withdraw(ctx, rec.ID, res.Path, "a never mark landed during the fetch")
+		return failure(failWithheldDuring(name))
+	case err != nil:
+		f.withdraw(ctx, rec.ID, res.Path, "the registry refused the copy")
+		return failure(failGone(name))
+	}
+	out := outcome{res: res}
+	if !f.fetchNever && (marked || f.reg.MarkedHere(rec.URI)) {
+		out.modelFail = failWithheldDuring(name)
+		if !forHost {
+			// The mark landed after the save: the registry forgot the
+			// copy, and no caller may have it.
+			f.withdraw(ctx, rec.ID, res.Path, "a never mark landed as the copy was saved")
+			return failure(out.modelFail)
+		}
+	}
+	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: reference fetched",
+		slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path),
+		slog.Int64("bytes", res.Bytes), slog.String("type", res.MimeType),
+		slog.Bool("digestVerified", res.DigestVerified), slog.Bool("forHost", forHost))
+	return out
+}
+
+// withdraw removes a committed copy that no record may name, through the
+// store when it is a [refs.Remover], and says so in the log either way.
+func (f *Fetcher) withdraw(ctx context.Context, id, path, why string) {
+	r, ok := f.store.(refs.Remover)
+	if !ok {
+		f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy no record names stays in storage, since the store cannot remove files",
+			slog.String("ref", id), slog.String("path", path), slog.String("why", why))
+		return
+	}
+	if err := safeRemove(ctx, r, path); err != nil {
+		f.log.LogAttrs(ctx, slog.LevelError, "fetch: could not remove a copy no record names",
+			slog.String("ref", id), slog.String("path", path), slog.String("why", why), slog.String("err", oneLine(err.Error(), 300)))
+		return
+	}
+	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: removed a copy no record names",
+		slog.String("ref", id), slog.String("path", path), slog.String("why", why))
+}
+
+func (f *Fetcher) abortPending(ctx context.Context, id string, p Pending) {
+	if err := safeAbort(ctx, p); err != nil {
+		f.log.LogAttrs(ctx, slog.LevelError, "fetch: the store could not discard an unfinished copy",
+			slog.String("ref", id), slog.String("err", oneLine(err.Error(), 300)))
+	}
+}
+
+// report calls a request's progress callback. It is the host's code: a
+// panic in it is logged, not a crash, and the download goes on.
+func (f *Fetcher) report(p func(got, claimed int64), got, claimed int64) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.log.Error("fetch: a progress callback panicked", "panic", fmt.Sprint(r))
+		}
+	}()
+	p(got, claimed)
+}
+
+// The store is the host's code: a panic in it is a storage failure, not a
+// crash.
+
+func storePanic(r any) error {
+	return fmt.Errorf("the store panicked: %v", r)
+}
+
+func safeBegin(ctx context.Context, s Store, name, mime string) (p Pending, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, storePanic(r)
+		}
+	}()
+	p, err = s.Begin(ctx, name, mime)
+	if err == nil && p == nil {
+		err = errors.New("the store returned no copy to write")
+	}
+	return p, err
+}
+
+func safeWrite(p Pending, b []byte) (err error) {
+	if len(b) == 0 {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = storePanic(r)
+		}
+	}()
+	n, err := p.Write(b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// safeCommit commits p. A commit that fails or panics is followed by an
+// abort, so the store may discard what it began.
+func safeCommit(ctx context.Context, p Pending) (path string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			path, err = "", storePanic(r)
+		}
+		if err != nil {
+			err = errors.Join(err, safeAbort(ctx, p))
+		}
+	}()
+	path, err = p.Commit(ctx)
+	if err == nil && path == "" {
+		err = errors.New("the store returned no path")
+	}
+	return path, err
+}
+
+func safeAbort(ctx context.Context, p Pending) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = storePanic(r)
+		}
+	}()
+	return p.Abort(ctx)
+}
+
+func safeRemove(ctx context.Context, r refs.Remover, path string) (err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			err = storePanic(rec)
+		}
+	}()
+	return r.Remove(ctx, path)
+}

@@ -1,0 +1,139 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// TestToolHandle pins the fetch tool's answers: a fetched copy in the
+// stub's words, an unknown id, a failure's sentence, and malformed
+// arguments, each answered in words (never a panic, never a Go error) and
+// none carrying the reference's address, the server's origin or port, or
+// the token.
+func TestToolHandle(t *testing.T) {
+	e := newEnv(t, body(wavBody, "audio/wav"))
+	good := e.ref(serverName, blkURI("$ORIGIN/good?sig=topsecret", `,"sizeBytes":19,"digest":"`+wavDigest+`"`))
+	expired := e.ref(serverName, blkURI("$ORIGIN/expired?sig=topsecret", `,"expiresAt":"2000-01-01"`))
+	big := e.ref(serverName, blkURI("$ORIGIN/big?sig=topsecret", ""))
+	_, expiredErr := e.fetch(context.Background(), expired, Request{})
+	expiredFail := failureOf(t, expiredErr, CodeExpired)
+	tool := e.f.Tool()
+	id := func(rec string) string {
+		b, _ := json.Marshal(rec)
+		return string(b)
+	}
+	const malformed = "couldn't fetch: "
+	tests := []struct {
+		name    string
+		args    string
+		want    string // the whole answer, or a prefix when prefix is set
+		prefix  bool
+		isError bool
+		// contains is what the answer must say besides.
+		contains string
+	}{
+		{name: "fetched", args: `{"id":` + id(good.ID) + `}`,
+			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
+		{name: "served-from-copy", args: `{"id":` + id(good.ID) + `,"maxBytes":0}`,
+			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
+		{name: "unknown-id", args: `{"id":"ref_nothere"}`,
+			want: `unknown reference: "ref_nothere"`, prefix: true, isError: true},
+		{name: "failure", args: `{"id":` + id(expired.ID) + `}`,
+			want: expiredFail.Sentence(expired.ID), isError: true},
+		{name: "max-bytes-passed", args: `{"id":` + id(big.ID) + `,"maxBytes":10}`,
+			want: "couldn't fetch " + big.ID + ": the ", prefix: true, isError: true, contains: "more than the 10 bytes this call allows"},
+		{name: "max-bytes-exponent", args: `{"id":` + id(big.ID) + `,"maxBytes":1e1}`,
+			want: "couldn't fetch " + big.ID + ": the ", prefix: true, isError: true, contains: "more than the 10 bytes this call allows"},
+		{name: "not-json", args: `{"id":`, want: malformed, prefix: true, isError: true},
+		{name: "empty", args: ``, want: malformed, prefix: true, isError: true},
+		{name: "not-an-object", args: `["ref_x"]`, want: malformed, prefix: true, isError: true},
+		{name: "two-objects", args: `{"id":"ref_x"} {"id":"ref_y"}`, want: malformed, prefix: true, isError: true},
+		{name: "unknown-field", args: `{"id":"ref_x","uri":"http://elsewhere.example/"}`, want: malformed, prefix: true, isError: true},
+		{name: "missing-id", args: `{"maxBytes":10}`, want: malformed, prefix: true, isError: true},
+		{name: "empty-id", args: `{"id":""}`, want: malformed, prefix: true, isError: true},
+		{name: "null", args: `null`, want: malformed, prefix: true, isError: true},
+		{name: "id-not-a-string", args: `{"id":7}`, want: malformed, prefix: true, isError: true},
+		{name: "negative-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":-1}`, want: malformed, prefix: true, isError: true, contains: "negative"},
+		{name: "fractional-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1.5}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "huge-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e30}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "past-int64-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":9223372036854775808}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "max-bytes-as-string", args: `{"id":` + id(good.ID) + `,"maxBytes":"10"}`, want: malformed, prefix: true, isError: true, contains: "not a number"},
+		{name: "duplicate-id", args: `{"id":"ref_nothere","id":` + id(good.ID) + `}`, want: malformed, prefix: true, isError: true},
+		{name: "max-bytes-not-a-number", args: `{"id":` + id(good.ID) + `,"maxBytes":true}`, want: malformed, prefix: true, isError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requests := e.requests.Load()
+			var (
+				text    string
+				isError bool
+			)
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("Handle(%s) panicked: %v", tt.args, r)
+					}
+				}()
+				text, isError = tool.Handle(context.Background(), json.RawMessage(tt.args))
+			}()
+			if isError != tt.isError {
+				t.Errorf("Handle(%s) isError = %t, want %t: %s", tt.args, isError, tt.isError, text)
+			}
+			if tt.prefix && !strings.HasPrefix(text, tt.want) || !tt.prefix && text != tt.want {
+				t.Errorf("Handle(%s) = %q, want %q", tt.args, text, tt.want)
+			}
+			if tt.want == malformed && e.requests.Load() != requests {
+				t.Errorf("malformed arguments made a request")
+			}
+			if !strings.Contains(text, tt.contains) {
+				t.Errorf("Handle(%s) = %q, want it to say %q", tt.args, text, tt.contains)
+			}
+			for _, rec := range []refs.Record{good, expired, big} {
+				e.assertModelSafe(rec, "answer", text)
+			}
+			for _, s := range []string{"topsecret", token, e.srv.URL, e.host()} {
+				if strings.Contains(text, s) {
+					t.Errorf("answer %q carries %q", text, s)
+				}
+			}
+		})
+	}
+}
+
+// TestToolDescribed pins the tool's name, description and schema, and
+// that the schema's bytes are the caller's.
+func TestToolDescribed(t *testing.T) {
+	e := newEnv(t, body(wavBody, ""))
+	tool := e.f.Tool()
+	if tool.Name() != "fetch_reference" || tool.Name() != ToolName {
+		t.Errorf("Name = %q", tool.Name())
+	}
+	if d := tool.Description(); d == "" || strings.ContainsAny(d, "\n\r") {
+		t.Errorf("Description = %q, want one non-empty line", d)
+	}
+	schema := tool.InputSchema()
+	var s struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+		Additional *bool                      `json:"additionalProperties"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatalf("InputSchema is not JSON: %v", err)
+	}
+	if s.Type != "object" || len(s.Properties) != 2 || s.Properties["id"] == nil || s.Properties["maxBytes"] == nil ||
+		len(s.Required) != 1 || s.Required[0] != "id" || s.Additional == nil || *s.Additional {
+		t.Errorf("InputSchema = %s", schema)
+	}
+	for i := range schema {
+		schema[i] = 'x'
+	}
+	if again := tool.InputSchema(); bytes.Contains(again, []byte("xxx")) || !json.Valid(again) {
+		t.Errorf("changing the returned schema changed the tool's: %s", again)
+	}
+}
