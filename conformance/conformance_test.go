@@ -32,7 +32,7 @@ func TestVectors(t *testing.T) {
 	for _, c := range f.Cases {
 		t.Run(c.ID, func(t *testing.T) {
 			t.Parallel()
-			r := RunCase(context.Background(), c, f.Fixtures.Token, Profile{})
+			r := RunCase(context.Background(), c, f.Fixtures.Token, ConformanceProfile())
 			for _, p := range r.Problems {
 				t.Errorf("case %s (rfc %d): %s", c.ID, c.RFC, p)
 			}
@@ -53,7 +53,7 @@ func evidence(t *testing.T, f *vectors.File, ids []string) map[string]Evidence {
 		if _, done := out[id]; done {
 			continue
 		}
-		r := RunCase(context.Background(), caseByID(t, f, id), f.Fixtures.Token, Profile{})
+		r := RunCase(context.Background(), caseByID(t, f, id), f.Fixtures.Token, ConformanceProfile())
 		if !r.Passed() || r.Evidence == nil {
 			t.Fatalf("%s does not pass unperturbed: %v", id, r.Problems)
 		}

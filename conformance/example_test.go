@@ -40,7 +40,9 @@ func ExampleValidateContent() {
 
 // A host judges its own wiring, not only the library's defaults: here a
 // tighter view bound and a directory store. Every vector runs through that
-// wiring, and the judge holds each view to the host's own bound.
+// wiring, and the judge holds each view to the host's own bound. The
+// vectors expect never references fetched when asked, so the run turns
+// that on, as no host serving a model would.
 func ExampleProfile() {
 	dir, err := os.MkdirTemp("", "refcore-example-")
 	if err != nil {
@@ -50,6 +52,7 @@ func ExampleProfile() {
 	defer os.RemoveAll(dir)
 	host := conformance.Profile{
 		Policy: convert.Policy{ViewMax: 4000},
+		Fetch:  fetch.Config{FetchNever: true},
 		Store: func() (fetch.Store, error) {
 			caseDir, err := os.MkdirTemp(dir, "case-")
 			if err != nil {

@@ -193,15 +193,17 @@ type fixtureServers struct{ origin, token string }
 
 func (s fixtureServers) Server(name string) (fetch.Server, error) {
 	if name != ServerName {
-		return fetch.Server{}, fetch.ErrUnknownServer
+		return fetch.Server{}, fetch.CodeUnknownServer
 	}
 	return fetch.Server{Origin: s.origin, Token: s.token}, nil
 }
 
-// Observe runs one case in the conformance profile and returns its
-// observation: an [*Observation] for render and fetch, a
+// Observe runs one case in the conformance profile ([ConformanceProfile])
+// and returns its observation: an [*Observation] for render and fetch, a
 // [*RegistryObservation] for registry.
-func Observe(ctx context.Context, in Input) (any, error) { return Profile{}.observe(ctx, in) }
+func Observe(ctx context.Context, in Input) (any, error) {
+	return ConformanceProfile().observe(ctx, in)
+}
 
 // observe runs one case through the profile's wiring.
 func (p Profile) observe(ctx context.Context, in Input) (any, error) {
@@ -213,19 +215,25 @@ func (p Profile) observe(ctx context.Context, in Input) (any, error) {
 	case vectors.OpRender, vectors.OpFetch:
 		return p.observeContent(ctx, in)
 	case vectors.OpRegistry:
-		return p.observeRegistry(in)
+		return p.observeRegistry(ctx, in)
 	}
 	return nil, errors.New("conformance: unknown operation " + c.Operation)
 }
 
 func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, error) {
 	c := in.Case
-	reg := p.newRegistry()
+	reg, err := p.newRegistry()
+	if err != nil {
+		return nil, err
+	}
 	store, err := p.newStore()
 	if err != nil {
 		return nil, err
 	}
-	conv := convert.New(reg, p.Policy)
+	conv, err := convert.New(reg, p.Policy)
+	if err != nil {
+		return nil, err
+	}
 	obs := &Observation{Parsed: make([]Parsed, len(c.Blocks)), Records: []RecordObs{}}
 	for i, raw := range c.Blocks {
 		b := convert.Classify(raw)
@@ -241,14 +249,17 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 		}
 		obs.Parsed[i] = p
 	}
-	push := conv.Ingest(c.Blocks, convert.Source{Server: ServerName, Lane: convert.LanePush})
-	tool := conv.Ingest(c.Blocks, convert.Source{Server: ServerName, Lane: convert.LaneToolResult, Tool: "fixture_tool"})
+	push := conv.Ingest(ctx, c.Blocks, convert.Source{Server: ServerName, Lane: convert.LanePush})
+	tool := conv.Ingest(ctx, c.Blocks, convert.Source{Server: ServerName, Lane: convert.LaneToolResult, Tool: "fixture_tool"})
 	views := func() Views {
 		return Views{Push: json.RawMessage(convert.PushJSON(push.Push())), Wake: push.Wake(), History: tool.History()}
 	}
 	obs.Before = views()
 	if c.Operation == vectors.OpFetch {
-		f := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
+		f, err := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
+		if err != nil {
+			return nil, err
+		}
 		timeout := DefaultTimeout
 		if c.TimeoutMs != nil && *c.TimeoutMs > 0 {
 			timeout = time.Duration(*c.TimeoutMs) * time.Millisecond
@@ -261,10 +272,8 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 		ids := tool.IDs()
 		if len(ids) == 0 {
 			out.Error = "the case names no reference to fetch"
-		} else if rec, err := reg.Resolve(ids[0]); err != nil {
-			out.Error = err.Error()
 		} else {
-			res, err := f.Fetch(ctx, rec, fetch.Request{MaxBytes: maxBytes, Timeout: timeout})
+			res, err := f.Fetch(ctx, ids[0], fetch.Request{MaxBytes: maxBytes, Timeout: timeout})
 			if err != nil {
 				var fail *fetch.Failure
 				if errors.As(err, &fail) {
@@ -297,16 +306,28 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 
 func recordObs(rec refs.Record) RecordObs {
 	r := RecordObs{RefID: rec.ID, Testimony: testimonyObs(rec.Testimony), NeverMarked: rec.Never}
-	if s := rec.Saved; s != nil {
+	if s := rec.Copy; s != nil {
 		n, dv, path, mime := s.Bytes, s.DigestVerified, s.Path, s.MimeType
 		r.FetchedPath, r.VerifiedBytes, r.VerifiedMimeType, r.DigestVerified = &path, &n, &mime, &dv
 	}
 	return r
 }
 
-func (p Profile) observeRegistry(in Input) (*RegistryObservation, error) {
+func (p Profile) observeRegistry(ctx context.Context, in Input) (*RegistryObservation, error) {
 	c := in.Case
-	reg := p.newRegistry()
+	reg, err := p.newRegistry()
+	if err != nil {
+		return nil, err
+	}
+	store, err := p.newStore()
+	if err != nil {
+		return nil, err
+	}
+	f, err := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
+	if err != nil {
+		return nil, err
+	}
+	tool := f.Tool()
 	first := convert.Classify(c.Blocks[0])
 	if first.Kind != convert.KindReference {
 		return nil, errors.New("conformance: the registry operation needs a reference as its first block")
@@ -321,7 +342,7 @@ func (p Profile) observeRegistry(in Input) (*RegistryObservation, error) {
 		return e.ID
 	}
 	register := func(t convert.Testimony) string {
-		return issue(reg.Register(convert.Registration{Testimony: t, Server: ServerName, Never: t.Never()}))
+		return issue(reg.Register(ctx, convert.Registration{Testimony: t, Server: ServerName, Never: t.Never()}))
 	}
 	obs := &RegistryObservation{}
 	obs.FirstID = register(first.Testimony)
@@ -334,17 +355,20 @@ func (p Profile) observeRegistry(in Input) (*RegistryObservation, error) {
 		}
 	}
 	// Look up the first id before registering its uri again, so the lookup
-	// sees what eviction left.
+	// sees what eviction left. An id the registry does not hold is put to
+	// the library's own fetch tool, whose answer is what a model would read.
 	lookup := func(id string) (*FreshObs, *ToolError) {
-		rec, err := reg.Resolve(id)
-		if err != nil {
-			return nil, &ToolError{Success: false, IsError: true, Error: err.Error()}
+		rec, ok := reg.Lookup(id)
+		if !ok {
+			args, _ := json.Marshal(map[string]string{"id": id})
+			text, isError := tool.Handle(ctx, args)
+			return nil, &ToolError{Success: !isError, IsError: isError, Error: text}
 		}
 		return &FreshObs{RefID: rec.ID, Testimony: testimonyObs(rec.Testimony)}, nil
 	}
 	obs.Evicted, obs.EvictedError = lookup(obs.FirstID)
 	obs.Unknown, obs.UnknownError = lookup(UnknownID)
-	fresh := reg.Register(convert.Registration{Testimony: first.Testimony, Server: ServerName, Never: first.Testimony.Never()})
+	fresh := reg.Register(ctx, convert.Registration{Testimony: first.Testimony, Server: ServerName, Never: first.Testimony.Never()})
 	issue(fresh)
 	obs.Fresh = FreshObs{RefID: fresh.ID, Testimony: testimonyObs(fresh.Testimony)}
 	obs.IDs = ids

@@ -15,12 +15,12 @@ import (
 // Profile is a host's own wiring of the library, for judging it against
 // the vectors rather than the library's defaults: the converter policy,
 // the fetcher's settings, the registry bound and the store the host uses.
-// The zero Profile is the conformance profile [Observe] runs. A Profile is
-// a [Host]: pass it to [Run] in [RunOptions].
+// A Profile is a [Host]: pass it to [Run] in [RunOptions].
 //
 // The vectors expect a never reference to be fetched when asked (RFC-005
-// vector 03), so a Profile whose fetcher withholds such references fails
-// that case; that is the vectors speaking, not a fault of the host.
+// vector 03), which a host serving a model must not do; so a Profile whose
+// Fetch leaves FetchNever off fails that case, as it should. Set it for the
+// run, as [ConformanceProfile] does.
 type Profile struct {
 	// Policy is the converter's policy. Its view bound is also the bound
 	// the judge holds every view to.
@@ -54,7 +54,14 @@ func (p Profile) Observe(ctx context.Context, in Input) (json.RawMessage, error)
 	return json.Marshal(obs)
 }
 
-func (p Profile) newRegistry() *refs.Registry {
+// ConformanceProfile returns the profile [Observe] and refconform run: the
+// library's defaults, except that the fetcher fetches never references as
+// the vectors expect.
+func ConformanceProfile() Profile {
+	return Profile{Fetch: fetch.Config{FetchNever: true}}
+}
+
+func (p Profile) newRegistry() (*refs.Registry, error) {
 	capacity := p.Capacity
 	if capacity == 0 {
 		capacity = RegistryBound
@@ -95,12 +102,12 @@ func (s *recordingStore) Begin(ctx context.Context, name, mimeType string) (fetc
 }
 
 // Remove removes through the host's store when it can remove.
-func (s *recordingStore) Remove(path string) error {
+func (s *recordingStore) Remove(ctx context.Context, path string) error {
 	r, ok := s.inner.(refs.Remover)
 	if !ok {
 		return errors.New("conformance: the profile's store cannot remove copies")
 	}
-	if err := r.Remove(path); err != nil {
+	if err := r.Remove(ctx, path); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -134,8 +141,8 @@ func (p *recordingPending) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func (p *recordingPending) Commit() (string, error) {
-	path, err := p.inner.Commit()
+func (p *recordingPending) Commit(ctx context.Context) (string, error) {
+	path, err := p.inner.Commit(ctx)
 	if err != nil {
 		return path, err
 	}
@@ -146,4 +153,4 @@ func (p *recordingPending) Commit() (string, error) {
 	return path, nil
 }
 
-func (p *recordingPending) Abort() error { return p.inner.Abort() }
+func (p *recordingPending) Abort(ctx context.Context) error { return p.inner.Abort(ctx) }

@@ -41,7 +41,7 @@ type Host interface {
 // ObserveJSON runs [Observe] and encodes the observation as the observe
 // command prints it.
 func ObserveJSON(ctx context.Context, in Input) (json.RawMessage, error) {
-	return Profile{}.Observe(ctx, in)
+	return ConformanceProfile().Observe(ctx, in)
 }
 
 // RunCase runs one case end to end: it starts the case's fixtures,
@@ -81,8 +81,7 @@ type RunOptions struct {
 	Only []string
 	// Report, if set, receives a JSON report of every case.
 	Report io.Writer
-	// Host is what runs each case; nil means the conformance profile,
-	// Profile{}.
+	// Host is what runs each case; nil means [ConformanceProfile].
 	Host Host
 }
 
@@ -92,7 +91,7 @@ type RunOptions struct {
 func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int, err error) {
 	host := opts.Host
 	if host == nil {
-		host = Profile{}
+		host = ConformanceProfile()
 	}
 	files := opts.Files
 	if len(files) == 0 {

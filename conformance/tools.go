@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func SplitContent(data []byte) ([]json.RawMessage, error) {
 	return nil, errors.New("input is not a block, an array of blocks or a tool result")
 }
 
-// ValidateContent reports, per block, the strict schema verdict (P7) and
+// ValidateContent reports, per block, the strict schema verdict and
 // the host's reading (kind, rejected fields). ok is false when any block is
 // schema-invalid.
 func ValidateContent(data []byte) (report string, ok bool, err error) {
@@ -88,9 +89,17 @@ func RenderContent(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	conv := convert.New(refs.New(refs.Config{Rand: &countingRand{}}), convert.Policy{})
-	tool := conv.Ingest(blocks, convert.Source{Server: "example-server", Lane: convert.LaneToolResult, Tool: "example_tool"})
-	push := conv.Ingest(blocks, convert.Source{Server: "example-server", Lane: convert.LanePush, Event: "example_event"})
+	reg, err := refs.New(refs.Config{Rand: &countingRand{}})
+	if err != nil {
+		return "", err
+	}
+	conv, err := convert.New(reg, convert.Policy{})
+	if err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	tool := conv.Ingest(ctx, blocks, convert.Source{Server: "example-server", Lane: convert.LaneToolResult, Tool: "example_tool"})
+	push := conv.Ingest(ctx, blocks, convert.Source{Server: "example-server", Lane: convert.LanePush, Event: "example_event"})
 	pushJSON, err := json.MarshalIndent(push.Push(), "", "  ")
 	if err != nil {
 		return "", err
