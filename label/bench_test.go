@@ -17,6 +17,13 @@ func benchASCII1M() string {
 	return strings.Repeat(strings.Repeat("a", 1023)+"\u0085", 1024)
 }
 
+// benchWide is already clean text made of three- and four-byte runes
+// (ideographs, Hangul, Devanagari, emoji), the case where Clean asks
+// Removed about every rune. The peer has no such input.
+func benchWide() string {
+	return strings.Repeat("\u65e5\u672c\u8a9e \ud55c\uad6d\uc5b4 \u0939\u093f\u0928\u094d\u0926\u0940 \U0001f3b5\U0001f600 ", 1000)
+}
+
 func BenchmarkClean(b *testing.B) {
 	inputs := []struct {
 		name string
@@ -25,6 +32,7 @@ func BenchmarkClean(b *testing.B) {
 		{"short", benchShort},
 		{"mixed", benchMixed()},
 		{"ascii1m", benchASCII1M()},
+		{"wide", benchWide()},
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {

@@ -236,13 +236,16 @@ func TestCleanIdempotent(t *testing.T) {
 // TestCleanBench checks the benchmark inputs against the reference, so the
 // fast paths the benchmarks measure are the right ones.
 func TestCleanBench(t *testing.T) {
-	for name, in := range map[string]string{"short": benchShort, "mixed": benchMixed(), "ascii1m": benchASCII1M()} {
+	for name, in := range map[string]string{"short": benchShort, "mixed": benchMixed(), "ascii1m": benchASCII1M(), "wide": benchWide()} {
 		if got, want := Clean(in), reference(in); got != want {
 			t.Errorf("%s: Clean differs from reference (got %d bytes, want %d)", name, len(got), len(want))
 		}
 	}
 	if got, want := Clean(benchASCII1M()), strings.Repeat("a", 1023*1024); got != want {
 		t.Errorf("ascii1m: Clean kept %d bytes; want %d", len(got), len(want))
+	}
+	if got, want := Clean(benchWide()), strings.TrimSpace(benchWide()); got != want {
+		t.Errorf("wide: Clean changed %d bytes into %d; want only the final space trimmed", len(benchWide()), len(got))
 	}
 }
 
@@ -374,6 +377,7 @@ func TestNoAllocs(t *testing.T) {
 		{"Clean/ascii-trim", func() string { return Clean("  attachment.wav  ") }},
 		{"Clean/non-ASCII", func() string { return Clean("r\u00e9sum\u00e9 \u05e9\u05dc\u05d5\u05dd.pdf") }},
 		{"Clean/non-ASCII-trim", func() string { return Clean("\u3000r\u00e9sum\u00e9\u00a0") }},
+		{"Clean/wide", func() string { return Clean("\u65e5\u672c\u8a9e \ud55c\uad6d\uc5b4 \U0001f3b5") }},
 		{"Bound/fits", func() string { return Bound("\u65e5\u672c\u8a9e", 3) }},
 		{"Display/ascii", func() string { return Display("attachment.wav", NameMax) }},
 		{"MediaType", func() string { return MediaType("audio/wav") }},
