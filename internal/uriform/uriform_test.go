@@ -12,6 +12,7 @@ func TestCanonical(t *testing.T) {
 		{"port-http", "http://a.example:80/p", "http://a.example/p", "default port dropped"},
 		{"port-kept", "http://a.example:8080/p", "http://a.example:8080/p", "other ports matter"},
 		{"space", " \u200bhttps://a.example/p\ufeff\n", "https://a.example/p", "surrounding space and invisibles removed"},
+		{"ignorables", "\ufe0f\u3164https://a.example/p\u00ad\U000e0100", "https://a.example/p", "default-ignorables and format characters around a uri are trimmed like the others (L3)"},
 		{"unreserved", "https://a.example/%7euser/%41", "https://a.example/~user/A", "unreserved escapes decoded"},
 		{"reserved", "https://a.example/a%2fb?x=%3d", "https://a.example/a%2Fb?x=%3D", "reserved escapes keep, hex upper-cased"},
 		{"unparseable", "http://[::1", "http://[::1", "unparseable input keyed by its text"},
