@@ -10,16 +10,18 @@
 // # Guarantees
 //
 // The result of [Clean] is valid UTF-8: each run of invalid bytes becomes one
-// U+FFFD. It contains no rune for which [Removed] reports true: no control
-// character of general category Cc (C0, DEL and C1), no Bidi_Control
-// character, and none of the invisible characters that can hide or reorder
-// text (zero-width characters, the word joiner and invisible operators, the
-// byte order mark, tag characters, and the line and paragraph separators).
-// Right-to-left text such as Arabic and Hebrew is kept, and so is inner
-// whitespace, except where the whitespace is itself in the removed set (tab,
-// newline and the other controls, U+2028, U+2029). Leading and trailing
-// whitespace is trimmed. An empty result
-// means the label is absent, and callers leave its segment out.
+// U+FFFD. It contains no rune for which [Removed] reports true, so nothing in
+// it can hide, reorder or break text unseen: no control character (C0, DEL
+// and C1), no format character (among them every character that changes the
+// direction of text, the zero-width characters, the byte order mark and the
+// tag characters), no default-ignorable character (those a renderer draws as
+// nothing, such as variation selectors and Hangul fillers), and no line or
+// paragraph separator. The set follows the Unicode tables of the Go release
+// the program is built with. Right-to-left text such as Arabic and Hebrew is
+// kept, and so is inner whitespace, except where the whitespace is itself in
+// the removed set (tab, newline and the other controls, U+2028, U+2029).
+// Leading and trailing whitespace is trimmed. An empty result means the
+// label is absent, and callers leave its segment out.
 //
 // The result of [Bound] and [Display] holds at most the requested number of
 // runes, the truncation marker "…" (U+2026) included. Truncation never splits
@@ -39,4 +41,11 @@
 // a string safe to use as a file name or path: separators, "..", and device
 // names pass through. It does not escape anything for HTML, Markdown, JSON or
 // a shell; whoever embeds a label in such a format escapes it there.
+//
+// Removing every format and default-ignorable character changes some honest
+// text as well. An emoji sequence joined by U+200D ZERO WIDTH JOINER shows as
+// its separate parts, an emoji followed by the selector U+FE0F may be drawn
+// in text style, and the few format characters that are drawn, such as the
+// Arabic number sign U+0600, disappear. A label that looks a little different
+// is the price of a label that carries no text its reader cannot see.
 package label

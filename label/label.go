@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
 )
 
 // Display bounds, in runes, for the labels a stub shows. They are defaults:
@@ -25,39 +26,98 @@ const Ellipsis = "…"
 
 // Removed reports whether r is one of the runes that [Clean] deletes from a
 // label. This predicate is the single definition of that set; nothing else in
-// the module keeps its own copy. The set is:
+// the module keeps its own copy. A rune is removed when it is:
 //
-//   - U+0000–U+001F and U+007F–U+009F: general category Cc (C0 controls,
-//     DEL, C1 controls);
-//   - U+061C ARABIC LETTER MARK, U+200E LEFT-TO-RIGHT MARK, U+200F
-//     RIGHT-TO-LEFT MARK, U+202A–U+202E (embeddings, overrides and their
-//     POP), U+2066–U+2069 (isolates and their POP): every Bidi_Control
-//     character;
-//   - U+200B ZERO WIDTH SPACE, U+200C ZERO WIDTH NON-JOINER, U+200D ZERO
-//     WIDTH JOINER;
-//   - U+2060 WORD JOINER and U+2061–U+2064, the invisible mathematical
-//     operators;
-//   - U+FEFF ZERO WIDTH NO-BREAK SPACE (byte order mark), wherever it occurs;
-//   - U+E0000–U+E007F, the tag characters, which can spell hidden ASCII;
-//   - U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR.
+//   - a control character (general category Cc): U+0000–U+001F, U+007F
+//     DELETE and U+0080–U+009F;
+//   - a format character (general category Cf). These include every
+//     character that changes the direction of text (such as U+202E
+//     RIGHT-TO-LEFT OVERRIDE and the isolates U+2066–U+2069), the
+//     zero-width space, non-joiner and joiner (U+200B–U+200D), U+2060 WORD
+//     JOINER and the invisible operators, U+FEFF wherever it occurs, the
+//     soft hyphen U+00AD, the tag characters that can spell hidden ASCII,
+//     and the interlinear annotation characters U+FFF9–U+FFFB. A few format
+//     characters are drawn, such as the Arabic number signs U+0600–U+0605;
+//     they are removed too;
+//   - a default-ignorable code point (the Unicode property
+//     Default_Ignorable_Code_Point), which a renderer shows as nothing:
+//     among them the variation selectors U+FE00–U+FE0F and U+E0100–U+E01EF
+//     (a string of them can carry any hidden text), the Mongolian variation
+//     selectors, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0,
+//     U+034F COMBINING GRAPHEME JOINER, and the unassigned code points
+//     Unicode sets aside as default-ignorable (U+2065, U+FFF0–U+FFF8 and
+//     U+E0000–U+E0FFF);
+//   - U+2028 LINE SEPARATOR or U+2029 PARAGRAPH SEPARATOR.
 //
-// Other format characters (category Cf outside this list, such as U+00AD
-// SOFT HYPHEN) and all whitespace other than the above are kept.
+// The categories and the property are those of the Unicode version in the
+// Go release the program is built with ([unicode.Version]), so a newer
+// release may add runes to the set. All other whitespace is kept.
 func Removed(r rune) bool {
-	if r < 0x200B {
-		return r < 0x20 || // C0
-			(r >= 0x7F && r <= 0x9F) || // DEL, C1
-			r == 0x061C // ARABIC LETTER MARK
+	u := uint32(r)
+	if u > unicode.MaxRune {
+		return false
 	}
-	if r <= 0xFEFF {
-		return r <= 0x200F || // ZWSP, ZWNJ, ZWJ, LRM, RLM
-			(r >= 0x2028 && r <= 0x202E) || // LS, PS, LRE, RLE, PDF, LRO, RLO
-			(r >= 0x2060 && r <= 0x2064) || // WJ, invisible operators
-			(r >= 0x2066 && r <= 0x2069) || // LRI, RLI, FSI, PDI
-			r == 0xFEFF // BOM
-	}
-	return r >= 0xE0000 && r <= 0xE007F // tag characters
+	return removedPages[removedPage[u>>8]][u>>6&3]>>(u&63)&1 != 0
 }
+
+// removedTable is the removed set, merged once from the tables of package
+// unicode. Unicode derives Default_Ignorable_Code_Point from three inputs,
+// Other_Default_Ignorable_Code_Point, Cf and Variation_Selector, and then
+// takes out the white-space characters and a few format characters that
+// stay visible. Every one of those exceptions except white space is itself
+// Cf, and no white-space character is in the other two inputs, so the union
+// of Cf with the three inputs is exactly the union of Cf with the derived
+// property; the tests check this for every code point. Bidi_Control is a
+// subset of Cf and is listed so that the set visibly holds it.
+var removedTable = rangetable.Merge(
+	unicode.Cc,
+	unicode.Cf,
+	unicode.Bidi_Control,
+	unicode.Other_Default_Ignorable_Code_Point,
+	unicode.Variation_Selector,
+	unicode.Zl, // U+2028 LINE SEPARATOR
+	unicode.Zp, // U+2029 PARAGRAPH SEPARATOR
+)
+
+// removedPage and removedPages hold removedTable as a two-level bit table
+// that [Removed] reads with two loads and no search. The code space is cut
+// into pages of 256 code points; removedPage gives, for each page, the
+// index in removedPages of its 256 bits. Pages with the same bits share an
+// entry: Unicode 15.0 has 18 distinct pages, far below the 256 that a byte
+// can index, and entry 0 is the empty page that almost every page uses.
+var removedPage, removedPages = func() (index [(unicode.MaxRune + 1) >> 8]uint8, pages [256][4]uint64) {
+	n := 1 // pages[0] stays empty
+	add := func(p rune, bits [4]uint64) {
+		i := 1
+		for i < n && pages[i] != bits {
+			i++
+		}
+		if i == n {
+			if n == len(pages) {
+				panic("label: too many distinct pages in the removed set")
+			}
+			pages[n] = bits
+			n++
+		}
+		index[p] = uint8(i)
+	}
+	// Visit yields the runes of a merged table in increasing order, so
+	// each page is complete when the first rune of a later page arrives.
+	page, bits := rune(-1), [4]uint64{}
+	rangetable.Visit(removedTable, func(r rune) {
+		if r>>8 != page {
+			if page >= 0 {
+				add(page, bits)
+			}
+			page, bits = r>>8, [4]uint64{}
+		}
+		bits[r>>6&3] |= 1 << (r & 63)
+	})
+	if page >= 0 {
+		add(page, bits)
+	}
+	return index, pages
+}()
 
 // Clean is the sanitizer for every untrusted display string. It deletes each
 // rune for which [Removed] reports true, replaces each run of invalid UTF-8

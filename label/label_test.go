@@ -329,6 +329,16 @@ func TestRemovedSet(t *testing.T) {
 	}
 }
 
+// TestRemovedOutsideCodeSpace checks that values which are not code points
+// are outside the set, and that asking about them is safe.
+func TestRemovedOutsideCodeSpace(t *testing.T) {
+	for _, r := range []rune{-1, -0x80000000, unicode.MaxRune + 1, 0x7FFFFFFF} {
+		if Removed(r) {
+			t.Errorf("Removed(%d) = true; want false", r)
+		}
+	}
+}
+
 // TestRemovedInvisibleRanges pins the invisible characters that the L3
 // issue found passing through, each range whole.
 func TestRemovedInvisibleRanges(t *testing.T) {

@@ -159,7 +159,8 @@ func normalizeEscapes(s string) string {
 
 // invisibleOrSpace is what surrounds a uri without being part of it:
 // white space and every character the display sanitizer removes (controls,
-// bidi controls and the invisible set), one definition shared with label.
+// format characters and default-ignorable characters), one definition
+// shared with label.
 func invisibleOrSpace(r rune) bool { return unicode.IsSpace(r) || label.Removed(r) }
 
 // plainASCII reports whether a host is printable ASCII without escapes;
