@@ -57,7 +57,8 @@ func Removed(r rune) bool {
 	if u > unicode.MaxRune {
 		return false
 	}
-	return removedPages[removedPage[u>>8]][u>>6&3]>>(u&63)&1 != 0
+	t := removedBits
+	return t.bits[t.page[u>>8]][u>>6&3]>>(u&63)&1 != 0
 }
 
 // removedTable is the removed set, merged once from the tables of package
@@ -79,32 +80,48 @@ var removedTable = rangetable.Merge(
 	unicode.Zp, // U+2029 PARAGRAPH SEPARATOR
 )
 
-// removedPage and removedPages hold removedTable as a two-level bit table
-// that [Removed] reads with two loads and no search. The code space is cut
-// into pages of 256 code points; removedPage gives, for each page, the
-// index in removedPages of its 256 bits. Pages with the same bits share an
-// entry: Unicode 15.0 has 18 distinct pages, far below the 256 that a byte
-// can index, and entry 0 is the empty page that almost every page uses.
-var removedPage, removedPages = func() (index [(unicode.MaxRune + 1) >> 8]uint8, pages [256][4]uint64) {
-	n := 1 // pages[0] stays empty
-	add := func(p rune, bits [4]uint64) {
+// pageBits is a set of code points as a two-level bit table. The code space
+// is cut into pages of 256 code points; page gives, for each page, the index
+// in bits of that page's 256 bits. Pages with the same bits share an entry:
+// the removed set of Unicode 15.0 has 18 distinct pages, far below the 256
+// that a byte can index, and entry 0 is the empty page that almost every
+// page uses.
+type pageBits struct {
+	page [(unicode.MaxRune + 1) >> 8]uint8
+	bits [256][4]uint64
+}
+
+// removedBits is removedTable as a [pageBits], which [Removed] reads with
+// three loads and no search. It is held through a pointer variable on
+// purpose: the compiler then loads the pointer where [Clean] looks a rune
+// up, instead of keeping the two table addresses in registers across
+// Clean's whole loop and reloading them on every pass, which slowed the
+// ASCII and two-byte fast paths.
+var removedBits = newPageBits(removedTable)
+
+// newPageBits builds the [pageBits] of rt, whose ranges must be sorted, as
+// a merged table's are.
+func newPageBits(rt *unicode.RangeTable) *pageBits {
+	t := new(pageBits)
+	n := 1 // t.bits[0] stays empty
+	add := func(page rune, bits [4]uint64) {
 		i := 1
-		for i < n && pages[i] != bits {
+		for i < n && t.bits[i] != bits {
 			i++
 		}
 		if i == n {
-			if n == len(pages) {
-				panic("label: too many distinct pages in the removed set")
+			if n == len(t.bits) {
+				panic("label: too many distinct pages in a code point set")
 			}
-			pages[n] = bits
+			t.bits[n] = bits
 			n++
 		}
-		index[p] = uint8(i)
+		t.page[page] = uint8(i)
 	}
-	// Visit yields the runes of a merged table in increasing order, so
-	// each page is complete when the first rune of a later page arrives.
+	// Visit yields the runes in increasing order, so a page is complete
+	// when the first rune of a later page arrives.
 	page, bits := rune(-1), [4]uint64{}
-	rangetable.Visit(removedTable, func(r rune) {
+	rangetable.Visit(rt, func(r rune) {
 		if r>>8 != page {
 			if page >= 0 {
 				add(page, bits)
@@ -116,8 +133,8 @@ var removedPage, removedPages = func() (index [(unicode.MaxRune + 1) >> 8]uint8,
 	if page >= 0 {
 		add(page, bits)
 	}
-	return index, pages
-}()
+	return t
+}
 
 // Clean is the sanitizer for every untrusted display string. It deletes each
 // rune for which [Removed] reports true, replaces each run of invalid UTF-8
@@ -137,7 +154,15 @@ func Clean(s string) string {
 		c := s[i]
 		if c-0x20 < 0x5F { // printable ASCII: skip it, a word at a time
 			i++
-			for i+8 <= len(s) {
+			for {
+				if i+8 > len(s) {
+					// Fewer than eight bytes are left: finish the run
+					// here rather than one pass of the outer loop each.
+					for i < len(s) && s[i]-0x20 < 0x5F {
+						i++
+					}
+					break
+				}
 				if m := notPrintable(load64(s, i)); m != 0 {
 					i += bits.TrailingZeros64(m) >> 3
 					break
