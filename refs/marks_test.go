@@ -646,3 +646,65 @@ func TestRegistryMarkFloodFromOneServer(t *testing.T) {
 		t.Errorf("N7: server b's oldest mark survived %d newer ones at MarkBound %d", bound, bound)
 	}
 }
+
+// TestNeverReachesRespellings: a server's never on one spelling of a uri
+// holds for every other spelling of the same resource (N8). Before, a
+// fragment, an empty query, an empty port or a dot segment walked around it.
+func TestNeverReachesRespellings(t *testing.T) {
+	ctx := t.Context()
+	const bare = "https://files.example/private/take.wav" // a uri with no query
+	respellings := []struct{ marked, uri, reason string }{
+		{secretURI, secretURI + "#x", "a fragment never reaches the server"},
+		{secretURI, secretURI + "#", "an empty fragment"},
+		{bare, bare + "?", "an empty query"},
+		{bare, bare + "?#x", "an empty query and a fragment"},
+		{secretURI, "https://files.example:/take.wav?token=secret", "an empty port"},
+		{secretURI, "https://files.example:0443/take.wav?token=secret", "the default port, zero-padded"},
+		{secretURI, "https://files.example/x/../take.wav?token=secret", "a dot-dot segment"},
+		{secretURI, "https://files.example/./take.wav?token=secret", "a dot segment"},
+		{bare, "https://files.example/private/x/%2E%2E/take.wav", "an escaped dot-dot segment"},
+		{secretURI, "https://files.example//take.wav?token=secret", "an empty segment"},
+		{secretURI, "https://files.example/take%2Ewav?token=%73ecret", "escaped unreserved characters"},
+		{secretURI, "https://FILES.example./take.wav?token=secret", "upper case and a trailing dot in the host"},
+		{secretURI, "\u200b" + secretURI + "\u2069 ", "surrounding invisible characters and space"},
+	}
+	for _, r := range respellings {
+		t.Run(r.reason, func(t *testing.T) {
+			var logs logtest.Buffer
+			g := newReg(t, refs.Config{Logger: logs.Logger()})
+			marked := g.Register(ctx, never("vst", plain(r.marked)))
+			if !g.Marked(ctx, r.uri) {
+				t.Errorf("N8: Marked(%+q) = false after a never on %q (%s)", r.uri, r.marked, r.reason)
+			}
+			e := g.Register(ctx, from("vst", plain(r.uri)))
+			if e.ID != marked.ID || !e.Never {
+				t.Errorf("N8: the respelling %+q got record %q (never %t), want the marked record %q (%s)", r.uri, e.ID, e.Never, marked.ID, r.reason)
+			}
+
+			// The other direction: a never on the respelling marks the
+			// plain spelling.
+			g2 := newReg(t, refs.Config{Logger: logs.Logger()})
+			g2.MarkNever(ctx, r.uri, "vst")
+			if !g2.Marked(ctx, r.marked) {
+				t.Errorf("N8: Marked(%q) = false after a never on %+q (%s)", r.marked, r.uri, r.reason)
+			}
+			if strings.Contains(logs.String(), "secret") {
+				t.Errorf("O1: a log line carries the uri's query:\n%s", logs.String())
+			}
+		})
+	}
+
+	g := newReg(t, refs.Config{})
+	g.Register(ctx, never("vst", plain(secretURI)))
+	for _, other := range []string{
+		"https://files.example/take.wav?token=other",
+		"https://files.example/take.wav",
+		"https://files.example/take.wav/?token=secret",
+		"http://files.example/take.wav?token=secret",
+		"https://files.example:8443/take.wav?token=secret",
+	} {
+		if g.Marked(ctx, other) {
+			t.Errorf("N8: Marked(%q) = true; a never on %q must not reach another resource", other, secretURI)
+		}
+	}
+}

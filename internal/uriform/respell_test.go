@@ -1,0 +1,203 @@
+package uriform
+
+import "testing"
+
+// TestRespellingsShareOneKey lists spellings a server could send for one
+// resource. Every spelling in a group must get the group's key, or a never
+// mark on one spelling could be walked around with another.
+func TestRespellingsShareOneKey(t *testing.T) {
+	groups := []struct {
+		name, key, reason string
+		spellings         []string
+	}{
+		{
+			name:   "fragment",
+			key:    "https://h.example/secret",
+			reason: "a fragment never reaches the server",
+			spellings: []string{
+				"https://h.example/secret#x",
+				"https://h.example/secret#",
+				"https://h.example/secret#%7e",
+			},
+		},
+		{
+			name:      "empty-query",
+			key:       "https://h.example/secret",
+			reason:    "an empty query asks for the same resource",
+			spellings: []string{"https://h.example/secret?", "https://h.example/secret?#x", "https://h.example/secret? "},
+		},
+		{
+			name:   "port",
+			key:    "https://h.example/secret",
+			reason: "an empty port, the default port and its zero-padded spelling dial the same port",
+			spellings: []string{
+				"https://h.example:/secret",
+				"https://h.example:443/secret",
+				"https://h.example:0443/secret",
+			},
+		},
+		{
+			name:      "port-http",
+			key:       "http://h.example/p",
+			reason:    "the default port of http is 80",
+			spellings: []string{"http://h.example:80/p", "HTTP://H.example:/p", "http://h.example:080/p"},
+		},
+		{
+			name:   "case",
+			key:    "https://h.example/secret",
+			reason: "scheme and host are case-insensitive",
+			spellings: []string{
+				"HTTPS://H.EXAMPLE/secret",
+				"hTTpS://h.Example/secret",
+			},
+		},
+		{
+			name:   "dot-segments",
+			key:    "https://h.example/secret",
+			reason: "dot segments are resolved before the path is compared",
+			spellings: []string{
+				"https://h.example/x/../secret",
+				"https://h.example/./secret",
+				"https://h.example/a/b/../../secret",
+				"https://h.example/../secret",
+				"https://h.example/%2e/secret",
+				"https://h.example/x/%2E%2e/secret",
+				"https://h.example/secret/.",
+				"https://h.example/secret/x/..",
+			},
+		},
+		{
+			name:   "empty-segments",
+			key:    "https://h.example/secret",
+			reason: "empty path segments collapse",
+			spellings: []string{
+				"https://h.example//secret",
+				"https://h.example///secret",
+				"https://h.example/.//secret",
+			},
+		},
+		{
+			name:   "surroundings",
+			key:    "https://h.example/secret",
+			reason: "surrounding white space and invisible characters are not part of the uri",
+			spellings: []string{
+				" https://h.example/secret ",
+				"\u200bhttps://h.example/secret\ufeff",
+				"\t\nhttps://h.example/secret\r\n",
+				"\u2066https://h.example/secret\u2069\u00a0",
+			},
+		},
+		{
+			name:      "unreserved-escapes",
+			key:       "https://h.example/secret",
+			reason:    "an escaped unreserved character is the character",
+			spellings: []string{"https://h.example/%73ecret", "https://h.example/secr%65t", "https://h.example/%73%65%63%72%65%74"},
+		},
+		{
+			name:      "host-trailing-dot",
+			key:       "https://h.example/secret",
+			reason:    "a fully qualified host name names the same host",
+			spellings: []string{"https://h.example./secret", "https://H.EXAMPLE.:443/secret"},
+		},
+		{
+			name:   "reserved-escapes",
+			key:    "https://h.example/~u/a%2Fb?x=%3D",
+			reason: "escapes of reserved characters keep, with upper-case hex",
+			spellings: []string{
+				"https://h.example/%7Eu/a%2fb?x=%3d",
+				"https://h.example/%7eu/a%2Fb?x=%3D#f",
+			},
+		},
+		{
+			name:   "query",
+			key:    "https://files.example/take.wav?token=secret",
+			reason: "the query keeps its value through every other respelling",
+			spellings: []string{
+				"https://files.example/take.wav?token=secret#t=1",
+				"HTTPS://files.example:443/./take.wav?token=%73ecret",
+				"https://files.example//take.wav?token=secre%74",
+			},
+		},
+		{
+			name:      "root",
+			key:       "https://h.example/",
+			reason:    "an empty path is requested as /",
+			spellings: []string{"https://h.example", "https://h.example/?", "https://h.example/.", "https://h.example#x", "https://h.example/..//"},
+		},
+		{
+			name:   "non-ascii-path",
+			key:    "https://h.example/caf%C3%A9",
+			reason: "a raw non-ASCII character is sent percent-encoded",
+			spellings: []string{
+				"https://h.example/café",
+				"https://h.example/caf%c3%a9",
+			},
+		},
+		{
+			name:   "idna-host",
+			key:    "https://xn--bcher-kva.example/p",
+			reason: "a Unicode host name and its ASCII (punycode) form name one host",
+			spellings: []string{
+				"https://bücher.example/p",
+				"https://BÜCHER.example/p",
+				"https://b%C3%BCcher.example/p",
+				"https://XN--BCHER-KVA.example/p",
+			},
+		},
+		{
+			name:      "ipv6",
+			key:       "https://[::1]/p",
+			reason:    "one IPv6 address, written longer or with the default port",
+			spellings: []string{"https://[0:0::1]:443/p", "https://[0000::0001]/p"},
+		},
+		{
+			name:      "issue-idempotence",
+			key:       "https://h/p?%20",
+			reason:    "a query of one space is kept as an escape, so trimming cannot reach it",
+			spellings: []string{"https://h/p? #", "https://h/p?%20#"},
+		},
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			if got := Canonical(g.key); got != g.key {
+				t.Errorf("Canonical(%+q) = %+q; the group's key must be canonical", g.key, got)
+			}
+			for _, s := range g.spellings {
+				if got := Canonical(s); got != g.key {
+					t.Errorf("Canonical(%+q) = %+q, want %+q (%s)", s, got, g.key, g.reason)
+				}
+				if c := Canonical(s); Canonical(c) != c {
+					t.Errorf("Canonical is not idempotent on %+q: %+q then %+q", s, c, Canonical(c))
+				}
+			}
+		})
+	}
+}
+
+// TestDistinctResourcesKeepDistinctKeys lists pairs that name different
+// requests: they must not share a key.
+func TestDistinctResourcesKeepDistinctKeys(t *testing.T) {
+	pairs := []struct{ a, b, reason string }{
+		{"https://h.example/secret", "https://h.example/secret2", "different paths"},
+		{"https://h.example/secret", "https://h.example/Secret", "paths are case-sensitive"},
+		{"https://h.example/secret", "https://h.example/secret/", "a trailing slash is another path"},
+		{"https://h.example/p?a=1", "https://h.example/p?a=2", "different query values"},
+		{"https://h.example/p?a=1&b=2", "https://h.example/p?b=2&a=1", "query order is the server's business"},
+		{"https://h.example/p", "https://h.example/p?a", "a non-empty query is another request"},
+		{"http://h.example/p", "https://h.example/p", "http and https are different origins"},
+		{"https://h.example/p", "https://h.example:8443/p", "a non-default port is another origin"},
+		{"http://h.example:443/p", "https://h.example/p", "the default port belongs to the scheme"},
+		{"https://h.example/p", "https://other.example/p", "different hosts"},
+		{"https://h.example/a%2Fb", "https://h.example/a/b", "an escaped slash is not a segment separator"},
+		{"https://h.example/a!b", "https://h.example/a%21b", "an escaped sub-delimiter is not the delimiter"},
+		{"https://h.example/p?a+b", "https://h.example/p?a%20b", "plus in a query is left to the server"},
+		{"https://u@h.example/p", "https://h.example/p", "userinfo is kept in the key"},
+		{"https://u@h.example/p", "https://v@h.example/p", "different users"},
+		{"https://h.example/se\u200bcret", "https://h.example/secret", "an invisible character inside the path is sent, encoded"},
+	}
+	for _, p := range pairs {
+		if ka, kb := Canonical(p.a), Canonical(p.b); ka == kb {
+			t.Errorf("Canonical(%+q) = Canonical(%+q) = %+q; want distinct keys (%s)", p.a, p.b, ka, p.reason)
+		}
+	}
+}
