@@ -1,9 +1,55 @@
-// Package uriform computes the canonical form under which refcore keys a
-// reference's uri (behaviors N8), so that two spellings of one location
-// share one record and one never mark.
+// Package uriform computes the key under which refcore files a reference's
+// uri, so that every spelling a server could send for one resource shares
+// one record and one never mark. A key that told two spellings of the same
+// request apart would let a server's never be walked around by respelling
+// the uri; a key that merges two resources only makes a never withhold
+// both. Where the two risks meet, the key merges.
 //
-// It guarantees that Canonical is deterministic, never panics, and maps a
-// string to itself when it is already canonical. It does not resolve names,
-// follow redirects or decide whether a uri is safe to fetch: that is package
-// fetch's job. It is internal: hosts never see canonical forms.
+// Canonical is deterministic, never panics, and is idempotent. An http or
+// https URL is rebuilt from its parts in one fixed spelling (see [Canonical]
+// for the list); the rebuilt form is only used when it rebuilds to itself,
+// and otherwise the trimmed text is the key, so the key of a key is always
+// the key itself.
+//
+// Choices the key makes, and why:
+//
+//   - The fragment is dropped: a client never sends it.
+//   - An empty query ("?" alone) is dropped, and so are white space and
+//     invisible characters at the end of the path or the query, raw or
+//     escaped. The text is trimmed of them anyway, and a client sends the
+//     tail of "https://h/p #x" as "/p%20", so both must share the key of
+//     "https://h/p".
+//   - Empty path segments collapse, as dot segments resolve. This can
+//     merge two resources a server tells apart ("/a//b" and "/a/b"); a
+//     never on one then withholds the other too.
+//   - In the path, escapes are decoded before the segments are read, so
+//     an escaped "/" separates segments and an escaped "!" is "!". Go's
+//     client sends a path as written only when every character may stand
+//     there raw, and otherwise re-escapes the decoded path whole: the same
+//     uri with a trailing space goes out with "%2F" turned into "/". In the
+//     query, which is sent as written, only escapes of unreserved
+//     characters are decoded.
+//   - A trailing slash is kept: "/a/" and "/a" are different requests, and
+//     servers commonly answer them differently.
+//   - A trailing dot of a host name is dropped. "h." and "h" can resolve to
+//     different hosts when a resolver applies search domains; merging them
+//     fails closed.
+//   - A Unicode host name is keyed by its ASCII (punycode) form, as a client
+//     looks it up. The mapping before encoding covers case, compatibility
+//     forms, invisible characters and the ideographic full stops; a name
+//     it cannot map is kept percent-encoded.
+//   - An IPv6 address is written in its shortest form; a zone is kept,
+//     lower-cased.
+//   - User information is kept, in one escaped spelling. The fetcher
+//     refuses a uri that carries it before any request, so no spelling
+//     with it can fetch anything; keeping it keeps "alice@" and "bob@"
+//     apart.
+//   - Invisible characters inside the uri are kept: a client sends them,
+//     escaped, so they name another request.
+//   - Any other uri (another scheme, a URL without a host, text that does
+//     not parse) is keyed by its trimmed text with the scheme lower-cased.
+//
+// The package does not resolve names, follow redirects or decide whether a
+// uri is safe to fetch: that is package fetch's job. It is internal: hosts
+// never see keys.
 package uriform

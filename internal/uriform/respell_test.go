@@ -62,8 +62,8 @@ func TestRespellingsShareOneKey(t *testing.T) {
 				"https://h.example/../secret",
 				"https://h.example/%2e/secret",
 				"https://h.example/x/%2E%2e/secret",
-				"https://h.example/secret/.",
-				"https://h.example/secret/x/..",
+				"https://h.example/x/.././secret",
+				"https://h.example/secret/x/../../secret",
 			},
 		},
 		{
@@ -101,11 +101,22 @@ func TestRespellingsShareOneKey(t *testing.T) {
 		},
 		{
 			name:   "reserved-escapes",
-			key:    "https://h.example/~u/a%2Fb?x=%3D",
-			reason: "escapes of reserved characters keep, with upper-case hex",
+			key:    "https://h.example/~u/a%3Fb?x=%3D",
+			reason: "escapes of characters that cannot stand raw keep, with upper-case hex",
 			spellings: []string{
-				"https://h.example/%7Eu/a%2fb?x=%3d",
-				"https://h.example/%7eu/a%2Fb?x=%3D#f",
+				"https://h.example/%7Eu/a%3fb?x=%3d",
+				"https://h.example/%7eu/a%3Fb?x=%3D#f",
+			},
+		},
+		{
+			name:   "path-escapes-decoded",
+			key:    "https://h.example/a/b!c",
+			reason: "Go's client re-escapes a path it cannot send as written, so an escaped slash or sub-delimiter in a path is read as the character",
+			spellings: []string{
+				"https://h.example/a%2Fb%21c",
+				"https://h.example/a%2fb!c",
+				"https://h.example/a%2Fb!c%20", // sent as /a/b%21c%20
+				"https://h.example/a/b%21c #x", // sent the same way
 			},
 		},
 		{
@@ -151,10 +162,23 @@ func TestRespellingsShareOneKey(t *testing.T) {
 			spellings: []string{"https://[0:0::1]:443/p", "https://[0000::0001]/p"},
 		},
 		{
-			name:      "issue-idempotence",
-			key:       "https://h/p?%20",
-			reason:    "a query of one space is kept as an escape, so trimming cannot reach it",
-			spellings: []string{"https://h/p? #", "https://h/p?%20#"},
+			name:   "blank-tail",
+			key:    "https://h/p",
+			reason: "white space at the end of the path or query, raw or escaped, is trimmed as if it ended the uri",
+			spellings: []string{
+				"https://h/p? #", // the issue's example of a key that was not idempotent
+				"https://h/p? ",
+				"https://h/p?%20#x",
+				"https://h/p #x",
+				"https://h/p%20%E2%80%8B",
+				"https://h/p\u00a0#x",
+			},
+		},
+		{
+			name:      "blank-tail-query",
+			key:       "https://h/p?a=1",
+			reason:    "the same holds at the end of a query",
+			spellings: []string{"https://h/p?a=1 #x", "https://h/p?a=1%20%09", "https://h/p?a=1\u2028#"},
 		},
 	}
 	for _, g := range groups {
@@ -181,6 +205,8 @@ func TestDistinctResourcesKeepDistinctKeys(t *testing.T) {
 		{"https://h.example/secret", "https://h.example/secret2", "different paths"},
 		{"https://h.example/secret", "https://h.example/Secret", "paths are case-sensitive"},
 		{"https://h.example/secret", "https://h.example/secret/", "a trailing slash is another path"},
+		{"https://h.example/secret", "https://h.example/secret/.", "a final dot segment leaves a trailing slash (RFC 3986 §5.2.4)"},
+		{"https://h.example/secret", "https://h.example/secret/x/..", "so does a final dot-dot segment"},
 		{"https://h.example/p?a=1", "https://h.example/p?a=2", "different query values"},
 		{"https://h.example/p?a=1&b=2", "https://h.example/p?b=2&a=1", "query order is the server's business"},
 		{"https://h.example/p", "https://h.example/p?a", "a non-empty query is another request"},
@@ -188,12 +214,14 @@ func TestDistinctResourcesKeepDistinctKeys(t *testing.T) {
 		{"https://h.example/p", "https://h.example:8443/p", "a non-default port is another origin"},
 		{"http://h.example:443/p", "https://h.example/p", "the default port belongs to the scheme"},
 		{"https://h.example/p", "https://other.example/p", "different hosts"},
-		{"https://h.example/a%2Fb", "https://h.example/a/b", "an escaped slash is not a segment separator"},
-		{"https://h.example/a!b", "https://h.example/a%21b", "an escaped sub-delimiter is not the delimiter"},
+		{"https://h.example/a%3Fb", "https://h.example/a?b", "an escaped question mark stays in the path"},
+		{"https://h.example/p?a%26b", "https://h.example/p?a&b", "an escaped sub-delimiter in a query is not the delimiter"},
 		{"https://h.example/p?a+b", "https://h.example/p?a%20b", "plus in a query is left to the server"},
 		{"https://u@h.example/p", "https://h.example/p", "userinfo is kept in the key"},
 		{"https://u@h.example/p", "https://v@h.example/p", "different users"},
 		{"https://h.example/se\u200bcret", "https://h.example/secret", "an invisible character inside the path is sent, encoded"},
+		{"https://h.example/a%20/b", "https://h.example/a/b", "white space inside the path is kept"},
+		{"https://h.example/p?a=%20&b", "https://h.example/p?a=&b", "white space inside the query is kept"},
 	}
 	for _, p := range pairs {
 		if ka, kb := Canonical(p.a), Canonical(p.b); ka == kb {

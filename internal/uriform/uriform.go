@@ -1,21 +1,46 @@
 package uriform
 
 import (
+	"bytes"
+	"net/netip"
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/label"
 )
 
-// Canonical returns the key form of a uri: surrounding whitespace and
-// invisible characters removed, scheme and host lower-cased, the scheme's
-// default port dropped, and percent-encoded unreserved characters decoded
-// (with every other escape's hex digits upper-cased). A string that does
-// not parse as a URL is keyed by its trimmed text alone.
+// Canonical returns the key form of a uri.
 //
-// Canonical is idempotent: where a rewritten form would itself rewrite to
-// something else (an edge of URL parsing), the trimmed text is the key.
+// Surrounding white space and invisible characters are removed first. An
+// http or https URL with a host is then rebuilt from its parts, each in
+// one fixed spelling:
+//
+//   - the scheme and the host name in lower case, a Unicode host name in
+//     its ASCII (punycode) form, trailing dots of a host name dropped, an
+//     IPv6 address in its shortest form;
+//   - the port dropped when it is empty or the scheme's default, and
+//     written without leading zeros otherwise;
+//   - the path decoded, its "." and ".." segments applied, its empty
+//     segments collapsed and white space at its end dropped, then escaped
+//     again: letters, digits, "-._~", "!$&'()*+,;=", ":" and "@" raw,
+//     every other byte as an escape with upper-case hex; an empty path
+//     becomes "/";
+//   - the query with escapes of letters, digits and "-._~" decoded, every
+//     other escape in upper-case hex, every character that cannot stand
+//     raw escaped, and white space at its end dropped; an empty query is
+//     dropped;
+//   - the fragment dropped;
+//   - user information kept, escaped in the same way.
+//
+// Any other text (another scheme, a URL without a host, or a string that
+// does not parse) is keyed by its trimmed text with the scheme
+// lower-cased.
+//
+// Canonical is deterministic, never panics, and is idempotent: the key of
+// a key is the key itself. A uri already in key form is returned without
+// allocating.
 func Canonical(s string) string {
 	if plainCanonical(s) {
 		return s
@@ -23,138 +48,411 @@ func Canonical(s string) string {
 	return slowCanonical(s)
 }
 
-// slowCanonical is Canonical without the fast path.
-func slowCanonical(s string) string {
-	s = strings.TrimFunc(s, invisibleOrSpace)
-	c := rewrite(s)
-	if c != s && rewrite(c) != c {
-		return s
-	}
-	return c
-}
-
-// plainCanonical reports, without parsing, whether s is an http or https
-// URL already in canonical form: a lower-case scheme and host, no default
-// port, no escapes, and only characters that parse and print unchanged.
-// Most uris a host sees take this path, which allocates nothing.
+// plainCanonical reports, without parsing or allocating, whether s is an
+// http or https URL already in key form: a lower-case host of letters,
+// digits, dots and hyphens with no trailing dot, a port only when it is
+// not the default and has no leading zero, a path with no empty or dot
+// segments, a non-empty query or none, no fragment, and only characters
+// that the rewrite keeps as they are (escapes only of reserved bytes, in
+// upper-case hex, and none at the end of the path or query, where it
+// might be white space). Most uris a host sees take this path.
 func plainCanonical(s string) bool {
-	var rest string
+	var rest, defaultPort string
 	switch {
 	case strings.HasPrefix(s, "https://"):
-		rest = s[len("https://"):]
-		if hostEnds(rest, ":443") {
-			return false
-		}
+		rest, defaultPort = s[len("https://"):], "443"
 	case strings.HasPrefix(s, "http://"):
-		rest = s[len("http://"):]
-		if hostEnds(rest, ":80") {
-			return false
-		}
+		rest, defaultPort = s[len("http://"):], "80"
 	default:
 		return false
 	}
-	hostDone := false
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if !hostDone {
-			switch {
-			case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '.', c == '-', c == ':' && i > 0:
-				continue
-			case c == '/' && i > 0:
-				hostDone = true
+	i := 0
+	for i < len(rest) && plainHost[rest[i]] {
+		i++
+	}
+	if i == 0 || rest[i-1] == '.' {
+		return false
+	}
+	if i < len(rest) && rest[i] == ':' {
+		j := i + 1
+		for j < len(rest) && '0' <= rest[j] && rest[j] <= '9' {
+			j++
+		}
+		if port := rest[i+1 : j]; port == "" || port[0] == '0' || port == defaultPort {
+			return false
+		}
+		i = j
+	}
+	if i == len(rest) || rest[i] != '/' {
+		return false
+	}
+	// The path: each segment closed by "/" must be neither empty nor a dot
+	// segment; the last one may be empty (a trailing slash).
+	start := i + 1
+	for i = start; i <= len(rest); i++ {
+		if i < len(rest) && rest[i] != '/' && rest[i] != '?' {
+			if plainPath[rest[i]] {
 				continue
 			}
-			return false
-		}
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("-._~/?=&", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return hostDone
-}
-
-// hostEnds reports whether the authority at the start of rest ends with
-// the port suffix.
-func hostEnds(rest, port string) bool {
-	host, _, _ := strings.Cut(rest, "/")
-	return strings.HasSuffix(host, port)
-}
-
-// rewrite does one pass of the canonical rewriting on trimmed text.
-func rewrite(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Opaque != "" || !plainASCII(u.Host) {
-		return s
-	}
-	rest := s
-	if u.Scheme != "" {
-		rest = s[len(u.Scheme)+1:]
-	}
-	hasAuthority := strings.HasPrefix(rest, "//")
-	u.Scheme = strings.ToLower(u.Scheme)
-	if u.Host != "" {
-		host := strings.ToLower(u.Host)
-		switch {
-		case u.Scheme == "http" && strings.HasSuffix(host, ":80"):
-			host = strings.TrimSuffix(host, ":80")
-		case u.Scheme == "https" && strings.HasSuffix(host, ":443"):
-			host = strings.TrimSuffix(host, ":443")
-		}
-		u.Host = host
-	}
-	var b strings.Builder
-	if u.Scheme != "" {
-		b.WriteString(u.Scheme)
-		b.WriteByte(':')
-	}
-	if hasAuthority {
-		b.WriteString("//")
-		if u.User != nil {
-			b.WriteString(normalizeEscapes(u.User.String()))
-			b.WriteByte('@')
-		}
-		b.WriteString(u.Host)
-	}
-	b.WriteString(normalizeEscapes(u.EscapedPath()))
-	if u.ForceQuery || u.RawQuery != "" {
-		b.WriteByte('?')
-		b.WriteString(normalizeEscapes(u.RawQuery))
-	}
-	if u.Fragment != "" {
-		b.WriteByte('#')
-		b.WriteString(normalizeEscapes(u.EscapedFragment()))
-	}
-	return b.String()
-}
-
-// normalizeEscapes decodes %XX escapes of unreserved characters (RFC 3986
-// §2.3) and upper-cases the hex of every other escape.
-func normalizeEscapes(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if unreserved(v) {
-				b.WriteByte(v)
-			} else {
-				b.WriteByte('%')
-				b.WriteByte(upper(s[i+1]))
-				b.WriteByte(upper(s[i+2]))
+			if !plainEscape(rest, i, pathDecoded) {
+				return false
 			}
 			i += 2
 			continue
 		}
-		b.WriteByte(c)
+		seg := rest[start:i]
+		if seg == "." || seg == ".." || (seg == "" && i < len(rest) && rest[i] == '/') {
+			return false
+		}
+		if i == len(rest) || rest[i] == '?' {
+			// An escape at the end might be white space to trim.
+			if i >= 3 && rest[i-3] == '%' {
+				return false
+			}
+			if i == len(rest) {
+				return true
+			}
+			break
+		}
+		start = i + 1
 	}
-	return b.String()
+	// The query: present, so not empty.
+	if i+1 == len(rest) {
+		return false
+	}
+	for i++; i < len(rest); i++ {
+		if c := rest[i]; plainPath[c] || c == '/' || c == '?' {
+			continue
+		}
+		if !plainEscape(rest, i, unreservedKeep) {
+			return false
+		}
+		i += 2
+	}
+	return len(rest) < 3 || rest[len(rest)-3] != '%'
+}
+
+// plainEscape reports whether rest[i] starts an escape the rewrite keeps
+// as is: upper-case hex, of a byte the rewrite escapes too (in a path,
+// one that may not stand raw in a segment; in a query, one that is not
+// unreserved).
+func plainEscape(rest string, i int, decoded *[256]bool) bool {
+	return rest[i] == '%' && i+2 < len(rest) && isUpperHex(rest[i+1]) && isUpperHex(rest[i+2]) &&
+		!decoded[unhex(rest[i+1])<<4|unhex(rest[i+2])]
+}
+
+// slowCanonical is Canonical without the fast path.
+//
+// Its idempotence does not rest on webForm alone: a rebuilt form is only
+// returned when it rebuilds to itself, and otherwise the trimmed text is
+// the key. Both answers are fixed points, because the same trimmed text
+// always takes the same branch.
+func slowCanonical(s string) string {
+	t := strings.TrimFunc(s, invisibleOrSpace)
+	c, ok := webForm(t)
+	if !ok {
+		return otherForm(t)
+	}
+	if c == t || stable(c) {
+		return c
+	}
+	return t
+}
+
+// stable reports whether a rebuilt form is its own key.
+func stable(c string) bool {
+	if strings.TrimFunc(c, invisibleOrSpace) != c {
+		return false
+	}
+	again, ok := webForm(c)
+	return ok && again == c
+}
+
+// webForm rebuilds an http or https URL with a host in its key form. It
+// reports false for anything else.
+func webForm(t string) (string, bool) {
+	u, err := url.Parse(t)
+	if err != nil || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	host, ok := hostForm(u)
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(t) + 8)
+	b.WriteString(u.Scheme)
+	b.WriteString("://")
+	if u.User != nil {
+		writeEscaped(&b, u.User.Username(), userKeep)
+		if pw, set := u.User.Password(); set {
+			b.WriteByte(':')
+			writeEscaped(&b, pw, userKeep)
+		}
+		b.WriteByte('@')
+	}
+	b.WriteString(host)
+	colon := !strings.HasPrefix(host, "[") && strings.Contains(host, ":")
+	if port := portForm(u.Scheme, u.Port(), colon); port != "" {
+		b.WriteByte(':')
+		b.WriteString(port)
+	}
+	writePath(&b, u.Path)
+	if u.RawQuery != "" {
+		var q strings.Builder
+		q.Grow(len(u.RawQuery))
+		writeRaw(&q, u.RawQuery, queryKeep)
+		if query := trimBlankEscapes(q.String()); query != "" {
+			b.WriteByte('?')
+			b.WriteString(query)
+		}
+	}
+	return b.String(), true
+}
+
+// trimBlankEscapes drops escaped white space and invisible characters
+// from the end of an escaped path or query.
+//
+// Trimming the uri's text is not enough on its own: the white space after
+// "https://h/p " is sent (as "/p%20"), and so is the one in
+// "https://h/p #x". Both spellings must share the key of "https://h/p",
+// which the trimmed text gets, so the key drops such a tail wherever it
+// stands, raw or escaped.
+func trimBlankEscapes(s string) string {
+	for {
+		var buf [utf8.UTFMax]byte
+		n, end := 0, len(s)
+		for n < len(buf) && end >= 3 && s[end-3] == '%' && isHex(s[end-2]) && isHex(s[end-1]) {
+			end -= 3
+			n++
+			buf[len(buf)-n] = unhex(s[end+1])<<4 | unhex(s[end+2])
+		}
+		if n == 0 {
+			return s
+		}
+		r, size := utf8.DecodeLastRune(buf[len(buf)-n:])
+		if (r == utf8.RuneError && size <= 1) || !invisibleOrSpace(r) {
+			return s
+		}
+		s = s[:len(s)-3*size]
+	}
+}
+
+// hostForm returns the key spelling of u's host, without its port.
+//
+// Dots, white space and invisible characters at the end of a host name are
+// dropped: the trimming drops the last two from "https://h\u200b", and
+// the same characters before a "#" or ":" are part of the host, so those
+// spellings must share the trimmed one's key. A name left empty names no
+// host.
+func hostForm(u *url.URL) (string, bool) {
+	if strings.HasPrefix(u.Host, "[") {
+		return ipv6Form(u.Hostname())
+	}
+	name := strings.TrimRightFunc(u.Hostname(), dotOrBlank)
+	if name == "" {
+		return "", false
+	}
+	lower := strings.ToLower(name)
+	if !isASCII(lower) {
+		return unicodeHostForm(lower)
+	}
+	return escapeHost(lower)
+}
+
+func dotOrBlank(r rune) bool { return r == '.' || invisibleOrSpace(r) }
+
+// escapeHost writes a decoded host name as a URL holds it: "%" and bytes
+// at or above 0x80 escaped, everything else raw. It reports false for a
+// byte no host name may hold.
+func escapeHost(name string) (string, bool) {
+	if !strings.Contains(name, "%") && isASCII(name) {
+		for i := 0; i < len(name); i++ {
+			if !hostKeep[name[i]] {
+				return "", false
+			}
+		}
+		return name, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '%' || c >= 0x80:
+			writeEscape(&b, c)
+		case hostKeep[c]:
+			b.WriteByte(c)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// ipv6Form writes a bracketed IPv6 literal in its shortest form. A zone is
+// kept, lower-cased and escaped.
+func ipv6Form(name string) (string, bool) {
+	addr, err := netip.ParseAddr(name)
+	if err != nil || !addr.Is6() {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	b.WriteString(addr.WithZone("").String())
+	if zone := addr.Zone(); zone != "" {
+		b.WriteString("%25")
+		writeEscaped(&b, strings.ToLower(zone), unreservedKeep)
+	}
+	b.WriteByte(']')
+	return b.String(), true
+}
+
+// portForm returns the port to write: none for an empty or default port,
+// otherwise the digits without leading zeros. A host name that holds a
+// colon (the parser allows one when a port follows) always gets its port,
+// the default filled in, or the key would not parse back.
+func portForm(scheme, port string, always bool) string {
+	def := "80"
+	if scheme == "https" {
+		def = "443"
+	}
+	p := strings.TrimLeft(port, "0")
+	if p == "" && port != "" {
+		p = "0"
+	}
+	switch {
+	case p == "" || p == def:
+		if always {
+			return def
+		}
+		return ""
+	}
+	return p
+}
+
+// writePath writes a decoded path in key form: white space and invisible
+// characters at its end dropped, "." and ".." segments applied, empty
+// segments collapsed, and each segment escaped in one fixed way; an empty
+// path is written as "/".
+//
+// The key works on the decoded path, so an escaped "/" counts as a
+// separator and an escaped sub-delimiter as the character itself. Go's
+// client leaves no choice: it sends the path as written when every
+// character may stand there raw, and otherwise re-escapes the decoded
+// path whole, so "/a%2Fb!" goes out as written while "/a%2Fb! " goes out
+// as "/a/b%21%20". A key that kept those escapes apart would give two
+// spellings of one request two keys.
+func writePath(b *strings.Builder, path string) {
+	path = strings.TrimRightFunc(path, invisibleOrSpace)
+	// out holds "/" and a segment for each kept segment, so a "/" in it
+	// always starts a segment. The path ends in "/" when its last segment
+	// is empty or a dot segment.
+	out := make([]byte, 0, len(path)+1)
+	trailing := false
+	for i := 0; i < len(path); {
+		if path[i] == '/' {
+			i++
+		}
+		end := len(path)
+		if j := strings.IndexByte(path[i:], '/'); j >= 0 {
+			end = i + j
+		}
+		switch seg := path[i:end]; seg {
+		case "", ".":
+			trailing = true
+		case "..":
+			out = out[:max(bytes.LastIndexByte(out, '/'), 0)]
+			trailing = true
+		default:
+			out = append(out, '/')
+			for k := 0; k < len(seg); k++ {
+				if c := seg[k]; segmentKeep[c] {
+					out = append(out, c)
+				} else {
+					out = append(out, '%', upperHex[c>>4], upperHex[c&15])
+				}
+			}
+			trailing = false
+		}
+		i = end
+	}
+	if len(out) == 0 || trailing {
+		out = append(out, '/')
+	}
+	b.Write(out)
+}
+
+// writeRaw writes text that may hold escapes: an escape of an unreserved
+// character is decoded, any other escape gets upper-case hex, a "%" that
+// starts no escape is escaped itself, and a byte outside keep is escaped.
+func writeRaw(b *strings.Builder, s string, keep *[256]bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if unreservedKeep[v] {
+				b.WriteByte(v)
+			} else {
+				writeEscape(b, v)
+			}
+			i += 2
+			continue
+		}
+		if keep[c] {
+			b.WriteByte(c)
+		} else {
+			writeEscape(b, c)
+		}
+	}
+}
+
+// writeEscaped writes decoded text, escaping each byte outside keep.
+func writeEscaped(b *strings.Builder, s string, keep *[256]bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; keep[c] {
+			b.WriteByte(c)
+		} else {
+			writeEscape(b, c)
+		}
+	}
+}
+
+func writeEscape(b *strings.Builder, c byte) {
+	b.WriteByte('%')
+	b.WriteByte(upperHex[c>>4])
+	b.WriteByte(upperHex[c&15])
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// otherForm keys text that is not an http or https URL with a host: its
+// scheme, if it has one, is lower-cased and nothing else changes.
+func otherForm(t string) string {
+	i := schemeEnd(t)
+	if i <= 0 {
+		return t
+	}
+	for j := 0; j < i; j++ {
+		if c := t[j]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(t[:i]) + t[i:]
+		}
+	}
+	return t
+}
+
+// schemeEnd returns the index of the ":" that ends t's scheme, or -1.
+func schemeEnd(t string) int {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // invisibleOrSpace is what surrounds a uri without being part of it:
@@ -163,24 +461,21 @@ func normalizeEscapes(s string) string {
 // shared with label.
 func invisibleOrSpace(r rune) bool { return unicode.IsSpace(r) || label.Removed(r) }
 
-// plainASCII reports whether a host is printable ASCII without escapes;
-// any other host is keyed by the uri's text, so canonical forms stay stable.
-func plainASCII(host string) bool {
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; c < 0x21 || c > 0x7e || c == '%' {
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
 			return false
 		}
 	}
 	return true
 }
 
-func unreserved(c byte) bool {
-	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isUpperHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'F'
 }
 
 func unhex(c byte) byte {
@@ -194,9 +489,32 @@ func unhex(c byte) byte {
 	}
 }
 
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'f' {
-		return c - 'a' + 'A'
+// Byte classes. unreservedKeep is RFC 3986's unreserved set. segmentKeep
+// is what a path segment holds raw: the unreserved set, the
+// sub-delimiters, ":" and "@". queryKeep is what a query holds raw: the
+// same and "/" and "?"; "%" is handled apart. userKeep is the unreserved
+// set and the sub-delimiters. hostKeep is what a host name may hold raw
+// after lower-casing (Go's parser also lets "<", ">", a double quote, "]"
+// and a colon followed by a port through).
+var (
+	unreservedKeep = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+	subDelims      = "!$&'()*+,;="
+	segmentKeep    = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@")
+	queryKeep      = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@/?")
+	userKeep       = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims)
+	hostKeep       = byteSet("abcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + "<>\"]:")
+
+	// What the fast path accepts without looking further.
+	plainHost = byteSet("abcdefghijklmnopqrstuvwxyz0123456789-.")
+	plainPath = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~=&")
+	// The bytes whose escape in a path the rewrite decodes.
+	pathDecoded = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@/")
+)
+
+func byteSet(chars string) *[256]bool {
+	var set [256]bool
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
 	}
-	return c
+	return &set
 }

