@@ -289,7 +289,9 @@ func escapeHost(name string) (string, bool) {
 }
 
 // ipv6Form writes a bracketed IPv6 literal in its shortest form. A zone is
-// kept, lower-cased and escaped.
+// kept, lower-cased, with its ASCII bytes other than unreserved ones
+// escaped; bytes at or above 0x80 stay raw, since Go's parser refuses
+// their escapes in a zone.
 func ipv6Form(name string) (string, bool) {
 	addr, err := netip.ParseAddr(name)
 	if err != nil || !addr.Is6() {
@@ -300,7 +302,7 @@ func ipv6Form(name string) (string, bool) {
 	b.WriteString(addr.WithZone("").String())
 	if zone := addr.Zone(); zone != "" {
 		b.WriteString("%25")
-		writeEscaped(&b, strings.ToLower(zone), unreservedKeep)
+		writeEscaped(&b, strings.ToLower(zone), zoneKeep)
 	}
 	b.WriteByte(']')
 	return b.String(), true
@@ -495,7 +497,8 @@ func unhex(c byte) byte {
 // same and "/" and "?"; "%" is handled apart. userKeep is the unreserved
 // set and the sub-delimiters. hostKeep is what a host name may hold raw
 // after lower-casing (Go's parser also lets "<", ">", a double quote, "]"
-// and a colon followed by a port through).
+// and a colon followed by a port through). zoneKeep is what an IPv6 zone
+// holds raw.
 var (
 	unreservedKeep = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 	subDelims      = "!$&'()*+,;="
@@ -503,6 +506,7 @@ var (
 	queryKeep      = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@/?")
 	userKeep       = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims)
 	hostKeep       = byteSet("abcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + "<>\"]:")
+	zoneKeep       = highBytes(byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))
 
 	// What the fast path accepts without looking further.
 	plainHost = byteSet("abcdefghijklmnopqrstuvwxyz0123456789-.")
@@ -517,4 +521,12 @@ func byteSet(chars string) *[256]bool {
 		set[chars[i]] = true
 	}
 	return &set
+}
+
+// highBytes adds the bytes at or above 0x80 to a set.
+func highBytes(set *[256]bool) *[256]bool {
+	for c := 0x80; c < 0x100; c++ {
+		set[c] = true
+	}
+	return set
 }

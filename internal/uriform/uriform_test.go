@@ -90,6 +90,7 @@ func TestHosts(t *testing.T) {
 		{"idna-invisible", "https://bü\u200bcher.example/", "https://xn--bcher-kva.example/", "an invisible character in a host name is dropped"},
 		{"idna-unmappable", "https://bü／cher.example/", "https://b%C3%BC%EF%BC%8Fcher.example/", "a label that maps to a slash keeps its escaped spelling"},
 		{"ipv6-zone", "https://[FE80::1%25Eth0]:0443/", "https://[fe80::1%25eth0]/", "an IPv6 zone is kept, lower-cased"},
+		{"ipv6-zone-escapes", "https://[fe80::1%25%41%20é]/", "https://[fe80::1%25a%20é]/", "a zone's ASCII escapes stay escapes, its other bytes stay raw"},
 		{"ipv4", "http://127.0.0.1:080/", "http://127.0.0.1/", "an IPv4 address stays as written"},
 		{"userinfo", "https://U%73er:p%3aw@H/", "https://User:p%3Aw@h/", "user information is kept in one escaped spelling"},
 		{"userinfo-empty-password", "https://u:@h/", "https://u:@h/", "an empty password is kept apart from none"},
