@@ -145,6 +145,8 @@ func respell(uri string) []respelling {
 	}
 	add("escaped non-ASCII host", false, join(scheme, userinfo+escapeHigh(hostport), path, after))
 	add("raw non-ASCII path", false, join(scheme, auth, unescapeHigh(path), after))
+	add("path escaped whole", false, join(scheme, auth, (&url.URL{Path: u.Path}).EscapedPath(), after))
+	add("path with sub-delimiters escaped", byRuleOnly, join(scheme, auth, escapeSubDelims(path), after))
 	if !u.ForceQuery && u.RawQuery == "" {
 		add("empty query", byRuleOnly, join(scheme, auth, path, "?"+after))
 	}
@@ -230,4 +232,17 @@ func flipHex(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// escapeSubDelims percent-encodes the sub-delimiters in s.
+func escapeSubDelims(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; strings.IndexByte(subDelims, c) >= 0 {
+			writeEscape(&b, c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
