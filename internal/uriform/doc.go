@@ -40,10 +40,10 @@
 //     it cannot map is kept percent-encoded.
 //   - An IPv6 address is written in its shortest form; a zone is kept,
 //     lower-cased.
-//   - User information is kept, in one escaped spelling. The fetcher
-//     refuses a uri that carries it before any request, so no spelling
-//     with it can fetch anything; keeping it keeps "alice@" and "bob@"
-//     apart.
+//   - User information is dropped. It is no part of the request line, and
+//     a never on "https://h/secret" must also withhold (and hide the
+//     address of) "https://alice@h/secret"; the fetcher refuses a uri that
+//     carries one anyway.
 //   - Invisible characters inside the uri are kept: a client sends them,
 //     escaped, so they name another request.
 //   - Any other uri (another scheme, a URL without a host, text that does

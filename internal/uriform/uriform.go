@@ -183,14 +183,9 @@ func webForm(t string) (string, bool) {
 	b.Grow(len(t) + 8)
 	b.WriteString(u.Scheme)
 	b.WriteString("://")
-	if u.User != nil {
-		writeEscaped(&b, u.User.Username(), userKeep)
-		if pw, set := u.User.Password(); set {
-			b.WriteByte(':')
-			writeEscaped(&b, pw, userKeep)
-		}
-		b.WriteByte('@')
-	}
+	// A user name or password is left out: it never reaches the request
+	// line, the fetcher refuses a uri that carries one, and a never on the
+	// resource must hold for it too.
 	b.WriteString(host)
 	colon := !strings.HasPrefix(host, "[") && strings.Contains(host, ":")
 	if port := portForm(u.Scheme, u.Port(), colon); port != "" {
@@ -494,8 +489,7 @@ func unhex(c byte) byte {
 // Byte classes. unreservedKeep is RFC 3986's unreserved set. segmentKeep
 // is what a path segment holds raw: the unreserved set, the
 // sub-delimiters, ":" and "@". queryKeep is what a query holds raw: the
-// same and "/" and "?"; "%" is handled apart. userKeep is the unreserved
-// set and the sub-delimiters. hostKeep is what a host name may hold raw
+// same and "/" and "?"; "%" is handled apart. hostKeep is what a host name may hold raw
 // after lower-casing (Go's parser also lets "<", ">", a double quote, "]"
 // and a colon followed by a port through). zoneKeep is what an IPv6 zone
 // holds raw.
@@ -504,7 +498,6 @@ var (
 	subDelims      = "!$&'()*+,;="
 	segmentKeep    = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@")
 	queryKeep      = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + ":@/?")
-	userKeep       = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims)
 	hostKeep       = byteSet("abcdefghijklmnopqrstuvwxyz0123456789-._~" + subDelims + "<>\"]:")
 	zoneKeep       = highBytes(byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))
 
