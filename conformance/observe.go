@@ -220,16 +220,37 @@ func (p Profile) observe(ctx context.Context, in Input) (any, error) {
 	return nil, errors.New("conformance: unknown operation " + c.Operation)
 }
 
-func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, error) {
-	c := in.Case
+// wiring is one case's host: a registry, the store that records saves,
+// and a fetcher that reaches the fixture server.
+type wiring struct {
+	reg     *refs.Registry
+	store   *recordingStore
+	fetcher *fetch.Fetcher
+}
+
+func (p Profile) wire(in Input) (wiring, error) {
 	reg, err := p.newRegistry()
 	if err != nil {
-		return nil, err
+		return wiring{}, err
 	}
 	store, err := p.newStore()
 	if err != nil {
+		return wiring{}, err
+	}
+	f, err := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
+	if err != nil {
+		return wiring{}, err
+	}
+	return wiring{reg: reg, store: store, fetcher: f}, nil
+}
+
+func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, error) {
+	c := in.Case
+	w, err := p.wire(in)
+	if err != nil {
 		return nil, err
 	}
+	reg, store, f := w.reg, w.store, w.fetcher
 	conv, err := convert.New(reg, p.Policy)
 	if err != nil {
 		return nil, err
@@ -256,10 +277,6 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 	}
 	obs.Before = views()
 	if c.Operation == vectors.OpFetch {
-		f, err := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
-		if err != nil {
-			return nil, err
-		}
 		timeout := DefaultTimeout
 		if c.TimeoutMs != nil && *c.TimeoutMs > 0 {
 			timeout = time.Duration(*c.TimeoutMs) * time.Millisecond
@@ -315,19 +332,11 @@ func recordObs(rec refs.Record) RecordObs {
 
 func (p Profile) observeRegistry(ctx context.Context, in Input) (*RegistryObservation, error) {
 	c := in.Case
-	reg, err := p.newRegistry()
+	w, err := p.wire(in)
 	if err != nil {
 		return nil, err
 	}
-	store, err := p.newStore()
-	if err != nil {
-		return nil, err
-	}
-	f, err := fetch.New(reg, fixtureServers{in.Origin, in.Token}, store, p.Fetch)
-	if err != nil {
-		return nil, err
-	}
-	tool := f.Tool()
+	reg, tool := w.reg, w.fetcher.Tool()
 	first := convert.Classify(c.Blocks[0])
 	if first.Kind != convert.KindReference {
 		return nil, errors.New("conformance: the registry operation needs a reference as its first block")
