@@ -220,9 +220,9 @@ func failNoContent(server string, status int) *Failure {
 func statusRemedy(status int) Remedy {
 	switch {
 	case status == http.StatusUnauthorized:
-		return Remedy{kind: RemedyAskOperator, task: TaskCheckCredentials}
+		return Remedy{kind: RemedyAskOperator, task: taskCheckCredentials}
 	case status == http.StatusForbidden:
-		return Remedy{kind: RemedyFreshReferenceThenAsk, task: TaskCheckCredentials}
+		return Remedy{kind: RemedyFreshReferenceThenAsk, task: taskCheckCredentials}
 	case status == http.StatusRequestTimeout, status == http.StatusConflict, status == http.StatusLocked,
 		status == http.StatusTooEarly, status == http.StatusTooManyRequests:
 		return Remedy{kind: RemedyTryLater}
@@ -284,7 +284,7 @@ func failBrokeOff(server string, n int64, c cause) *Failure {
 func failPinning(server string) *Failure {
 	f := fail(CodeNetwork, server,
 		"this host cannot hold the request to the addresses its connection to the "+serverText(server)+" server resolved, because the configured HTTP transport does not allow it")
-	f.Remedy = Remedy{kind: RemedyAskOperator, task: TaskCheckConnection}
+	f.Remedy = Remedy{kind: RemedyAskOperator, task: taskCheckConnection}
 	return f
 }
 

@@ -10,13 +10,13 @@ const (
 	// RemedyTryLater: a later call may succeed.
 	RemedyTryLater RemedyKind = iota + 1
 	// RemedyTryLaterThenAsk: a later call may succeed; if the failure
-	// repeats, the host's operator can act ([Remedy.Task]).
+	// repeats, the host's operator can act (named in the remedy's words).
 	RemedyTryLaterThenAsk
 	// RemedyFreshReference: this reference will keep failing; a new one to
 	// the same content may not.
 	RemedyFreshReference
 	// RemedyFreshReferenceThenAsk: as RemedyFreshReference, and if a new
-	// reference is refused too, the operator can act ([Remedy.Task]).
+	// reference is refused too, the operator can act (named in the remedy's words).
 	RemedyFreshReferenceThenAsk
 	// RemedyTryLaterThenFreshReference: a later call may succeed; if not,
 	// a new reference may.
@@ -25,7 +25,7 @@ const (
 	// [Remedy.AtLeast] and [Remedy.UpTo], may succeed.
 	RemedyLargerMaxBytes
 	// RemedyAskOperator: calling again fails the same way until the host's
-	// operator acts ([Remedy.Task]).
+	// operator acts (named in the remedy's words).
 	RemedyAskOperator
 	// RemedyWaitForBudget: the server's fetch budget renews over time, so
 	// a later call may succeed; the operator can also raise it.
@@ -43,33 +43,33 @@ const (
 	RemedyFixRequest
 )
 
-// Task is what the host's operator can do about a failure.
-type Task int
+// task is what the host's operator can do about a failure; the remedy's
+// words name it.
+type task int
 
 // The tasks a remedy may hand to the host's operator.
 const (
-	// TaskNone: no task.
-	TaskNone Task = iota
-	// TaskCheckConnection: check the host's network path to the server.
-	TaskCheckConnection
-	// TaskCheckCredentials: check the credentials held for the server.
-	TaskCheckCredentials
-	// TaskRenewBudget: raise the server's fetch budget.
-	TaskRenewBudget
-	// TaskAddServer: add back a server the host no longer has.
-	TaskAddServer
-	// TaskCorrectServerAddress: correct the server's configured address.
-	TaskCorrectServerAddress
-	// TaskCheckStorage: look into the store's failure, which the host's
+	// taskCheckConnection: check the host's network path to the server.
+	// Zero is no task.
+	taskCheckConnection task = iota + 1
+	// taskCheckCredentials: check the credentials held for the server.
+	taskCheckCredentials
+	// taskRenewBudget: raise the server's fetch budget.
+	taskRenewBudget
+	// taskAddServer: add back a server the host no longer has.
+	taskAddServer
+	// taskCorrectServerAddress: correct the server's configured address.
+	taskCorrectServerAddress
+	// taskCheckStorage: look into the store's failure, which the host's
 	// log explains.
-	TaskCheckStorage
+	taskCheckStorage
 )
 
 // Remedy says what calling again can do about a failure. Its values come
 // only from the fetcher; the zero Remedy is no remedy.
 type Remedy struct {
 	kind    RemedyKind
-	task    Task
+	task    task
 	atLeast int64
 	upTo    int64
 }
@@ -87,14 +87,11 @@ func largerMaxBytes(atLeast, upTo int64) Remedy {
 // budgetTooSmall is the remedy when a larger max bytes would not help:
 // only left bytes remain of the server's budget in this window.
 func budgetTooSmall(left int64) Remedy {
-	return Remedy{kind: RemedyBudgetTooSmall, task: TaskRenewBudget, upTo: max(left, 0)}
+	return Remedy{kind: RemedyBudgetTooSmall, task: taskRenewBudget, upTo: max(left, 0)}
 }
 
 // Kind returns which remedy r is; zero for the zero Remedy.
 func (r Remedy) Kind() RemedyKind { return r.kind }
-
-// Task returns what the host's operator can do, or TaskNone.
-func (r Remedy) Task() Task { return r.task }
 
 // AtLeast returns the smallest max bytes a RemedyLargerMaxBytes remedy
 // asks for, and zero for other remedies.
@@ -126,9 +123,9 @@ func (r Remedy) String() string {
 		return "Passing a max bytes of " + bytesText(r.atLeast) + " may fetch it."
 	case RemedyAskOperator:
 		switch r.task {
-		case TaskAddServer:
+		case taskAddServer:
 			return "Asking again will get the same answer unless the host's operator adds that server back."
-		case TaskCorrectServerAddress:
+		case taskCorrectServerAddress:
 			return "Asking again will get the same answer unless the host's operator corrects that server's address."
 		}
 		return "Asking again will probably fail in the same way; " + r.task.phrase() + "."
@@ -149,19 +146,19 @@ func (r Remedy) String() string {
 const freshReference = "This reference will keep failing, but a new reference to the same content, when one arrives, may be fetchable"
 
 // phrase is what the operator can do, as a clause with its subject.
-func (t Task) phrase() string {
+func (t task) phrase() string {
 	switch t {
-	case TaskCheckConnection:
+	case taskCheckConnection:
 		return "the host's operator can look into its network path to that server"
-	case TaskCheckCredentials:
+	case taskCheckCredentials:
 		return "the host's operator can check the credentials it holds for that server"
-	case TaskRenewBudget:
+	case taskRenewBudget:
 		return "the host's operator can raise that server's fetch budget"
-	case TaskAddServer:
+	case taskAddServer:
 		return "the host's operator can add that server back"
-	case TaskCorrectServerAddress:
+	case taskCorrectServerAddress:
 		return "the host's operator can correct that server's address"
-	case TaskCheckStorage:
+	case taskCheckStorage:
 		return "the host's operator can find the store's reason in the host's log"
 	}
 	return "the host's operator can look into it"

@@ -184,8 +184,8 @@ func TestStatusRemedy(t *testing.T) {
 			t.Errorf("statusRemedy(%d) = %d, want %d", code, r.Kind(), want[code])
 		}
 		if code == 401 || code == 403 {
-			if r.Task() != TaskCheckCredentials {
-				t.Errorf("statusRemedy(%d) task = %d, want credentials", code, r.Task())
+			if r.task != taskCheckCredentials {
+				t.Errorf("statusRemedy(%d) task = %d, want credentials", code, r.task)
 			}
 		}
 		f := failStatus("fixture", code)
@@ -201,20 +201,20 @@ func TestRemedyTexts(t *testing.T) {
 		r    Remedy
 	}{
 		{"TryLater", Remedy{kind: RemedyTryLater}},
-		{"TryLaterThenAsk(connection)", Remedy{kind: RemedyTryLaterThenAsk, task: TaskCheckConnection}},
+		{"TryLaterThenAsk(connection)", Remedy{kind: RemedyTryLaterThenAsk, task: taskCheckConnection}},
 		{"WaitForFreshReference", Remedy{kind: RemedyFreshReference}},
-		{"WaitForFreshReferenceThenAsk(credentials)", Remedy{kind: RemedyFreshReferenceThenAsk, task: TaskCheckCredentials}},
+		{"WaitForFreshReferenceThenAsk(credentials)", Remedy{kind: RemedyFreshReferenceThenAsk, task: taskCheckCredentials}},
 		{"TryLaterThenWaitForFreshReference", Remedy{kind: RemedyTryLaterThenFreshReference}},
 		{"PassLargerMaxBytes(129,1000)", largerMaxBytes(129, 1000)},
 		{"PassLargerMaxBytes(129,129)", largerMaxBytes(129, 129)},
 		{"PassLargerMaxBytes(129,5)", largerMaxBytes(129, 5)},
-		{"AskOperator(connection)", Remedy{kind: RemedyAskOperator, task: TaskCheckConnection}},
-		{"AskOperator(credentials)", Remedy{kind: RemedyAskOperator, task: TaskCheckCredentials}},
-		{"AskOperator(budget)", Remedy{kind: RemedyAskOperator, task: TaskRenewBudget}},
-		{"AskOperator(add server)", Remedy{kind: RemedyAskOperator, task: TaskAddServer}},
-		{"AskOperator(server address)", Remedy{kind: RemedyAskOperator, task: TaskCorrectServerAddress}},
-		{"AskOperator(storage)", Remedy{kind: RemedyAskOperator, task: TaskCheckStorage}},
-		{"WaitForBudget", Remedy{kind: RemedyWaitForBudget, task: TaskRenewBudget}},
+		{"AskOperator(connection)", Remedy{kind: RemedyAskOperator, task: taskCheckConnection}},
+		{"AskOperator(credentials)", Remedy{kind: RemedyAskOperator, task: taskCheckCredentials}},
+		{"AskOperator(budget)", Remedy{kind: RemedyAskOperator, task: taskRenewBudget}},
+		{"AskOperator(add server)", Remedy{kind: RemedyAskOperator, task: taskAddServer}},
+		{"AskOperator(server address)", Remedy{kind: RemedyAskOperator, task: taskCorrectServerAddress}},
+		{"AskOperator(storage)", Remedy{kind: RemedyAskOperator, task: taskCheckStorage}},
+		{"WaitForBudget", Remedy{kind: RemedyWaitForBudget, task: taskRenewBudget}},
 		{"BudgetTooSmall(49)", budgetTooSmall(49)},
 		{"BudgetTooSmall(1)", budgetTooSmall(1)},
 		{"BudgetTooSmall(-5)", budgetTooSmall(-5)},
@@ -232,8 +232,8 @@ func TestRemedyTexts(t *testing.T) {
 	}
 	golden(t, "remedies", out.String())
 
-	if r := budgetTooSmall(-5); r.UpTo() != 0 || r.Task() != TaskRenewBudget {
-		t.Errorf("budgetTooSmall(-5) = up to %d, task %d; want 0 and the budget task", r.UpTo(), r.Task())
+	if r := budgetTooSmall(-5); r.UpTo() != 0 || r.task != taskRenewBudget {
+		t.Errorf("budgetTooSmall(-5) = up to %d, task %d; want 0 and the budget task", r.UpTo(), r.task)
 	}
 	if r := largerMaxBytes(129, 5); r.AtLeast() != 129 || r.UpTo() != 129 {
 		t.Errorf("largerMaxBytes(129, 5) = %d..%d, want 129..129", r.AtLeast(), r.UpTo())
@@ -702,7 +702,7 @@ func TestBudget(t *testing.T) {
 	if f.Code != CodeOverBudget || f.Limit != 11 || f.Got != 19 {
 		t.Errorf("code %s, limit %d, got %d; want over-budget, 11 left, 19 announced", f.Code, f.Limit, f.Got)
 	}
-	if f.Remedy.Kind() != RemedyWaitForBudget || f.Remedy.Task() != TaskRenewBudget {
+	if f.Remedy.Kind() != RemedyWaitForBudget || f.Remedy.task != taskRenewBudget {
 		t.Errorf("remedy = %s, want to wait for the budget, or the operator to raise it", f.Remedy)
 	}
 	if spent, limit := e.f.Budget(serverName); spent != 19 || limit != 30 {
