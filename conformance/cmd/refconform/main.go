@@ -4,8 +4,9 @@
 //	refconform run [-vectors FILE]... [-report FILE] [-only id,id]
 //	refconform observe            < {"case": …, "origin": …, "token": …}
 //	refconform identity
-//	refconform validate [FILE|-]  strict schema verdict and host reading per block
-//	refconform render [FILE|-]    what a model would see of some content
+//	refconform validate [FILE|-]  strict schema verdict, host reading and advice per block
+//	refconform render [-server NAME] [-tool NAME] [-event NAME] [FILE|-]
+//	                              what a model would see of some content
 package main
 
 import (
@@ -32,8 +33,12 @@ commands:
                    run every vector (the bundled RFC-005 file by default)
   observe          read one case as JSON on stdin, print its observation
   identity         print the implementation, version and view bound
-  validate [FILE|-]  check blocks against the strict schema (exit 1 if any fails)
-  render [FILE|-]    show what a model would see of content (no fetching)
+  validate [FILE|-]  check blocks against the strict schema (exit 1 if any
+                   fails) and advise on what the schema cannot see
+  render [-server NAME] [-tool NAME] [-event NAME] [FILE|-]
+                   show what a model would see of content (no fetching)
+
+Run "refconform validate -h" or "refconform render -h" for their own help.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -133,13 +138,80 @@ func readInput(args []string, stdin io.Reader) ([]byte, error) {
 	return os.ReadFile(args[0])
 }
 
+const validateHelp = `usage: refconform validate [FILE|-]
+
+Reads one content block, an array of blocks, or a whole tool result
+({"content": [...]}) from FILE, or from standard input when FILE is "-" or
+left out, and prints for each block:
+
+  schema      the strict verdict: MCPL Appendix B.1 as RFC-005 section 8
+              amends it, with every rule the block breaks
+  host reads  how a receiving host reads the block: its kind, and the
+              fields it sets aside as invalid
+  advice      what the schema cannot see, one line each, saying what was
+              found and what to change: credentials in the uri (a user
+              name or password, or a query parameter such as token or
+              sig), a scheme other than https, an expiresAt a host cannot
+              read or that has passed, a missing mimeType, sizeBytes or
+              digest, a disposition spelled in another case, and MCP's
+              embedded resource or resource link in place of a reference
+
+Advice shows each value it found, except that the parts of a uri that may
+be credentials (the user name and password, the credential-like
+parameters' values) are replaced by "…", so the report never repeats a
+credential. Advice never changes the exit status.
+
+Exit status:
+  0  every block passes the strict schema
+  1  some block breaks it
+  2  the arguments are wrong, or the input cannot be read as content
+`
+
+const renderHelp = `usage: refconform render [-server NAME] [-tool NAME] [-event NAME] [FILE|-]
+
+Reads one content block, an array of blocks, or a whole tool result
+({"content": [...]}) from FILE, or from standard input when FILE is "-" or
+left out, and prints what a model would see of it: the history text of a
+tool result, then the wake text and blocks of a push event carrying the
+same content. Nothing is fetched; reference ids are stable run to run.
+
+Flags:
+  -server NAME  the server the content came from (default example-server)
+  -tool NAME    the tool whose result it is (default example_tool)
+  -event NAME   the push event it is shown as (default example_event)
+
+Exit status: 0 when it rendered, 2 when the arguments are wrong or the
+input cannot be read as content.
+`
+
+// parseFlags parses a command's flags. It prints help to stdout for -h
+// (done, exit 0) and the error and help to stderr for a bad flag (done,
+// exit 2).
+func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, help)
+		return 0, true
+	case err != nil:
+		fmt.Fprintf(stderr, "refconform %s: %v\n%s", fs.Name(), err, help)
+		return 2, true
+	}
+	return 0, false
+}
+
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	data, err := readInput(args, stdin)
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	if code, done := parseFlags(fs, args, validateHelp, stdout, stderr); done {
+		return code
+	}
+	data, err := readInput(fs.Args(), stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "refconform validate:", err)
 		return 2
 	}
-	report, ok, err := conformance.ValidateContent(data)
+	report, ok, err := conformance.ValidateContentWith(data, conformance.ValidateOptions{Advice: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "refconform validate:", err)
 		return 2
@@ -152,12 +224,26 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	data, err := readInput(args, stdin)
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	var opts conformance.RenderOptions
+	fs.StringVar(&opts.Server, "server", "example-server", "")
+	fs.StringVar(&opts.Tool, "tool", "example_tool", "")
+	fs.StringVar(&opts.Event, "event", "example_event", "")
+	if code, done := parseFlags(fs, args, renderHelp, stdout, stderr); done {
+		return code
+	}
+	for _, name := range []string{opts.Server, opts.Tool, opts.Event} {
+		if strings.TrimSpace(name) == "" {
+			fmt.Fprintf(stderr, "refconform render: -server, -tool and -event need a name\n%s", renderHelp)
+			return 2
+		}
+	}
+	data, err := readInput(fs.Args(), stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "refconform render:", err)
 		return 2
 	}
-	out, err := conformance.RenderContent(data)
+	out, err := conformance.RenderContentWith(data, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "refconform render:", err)
 		return 2

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcplrefs/refcore/conformance"
 	"github.com/mcplrefs/refcore/internal/golden"
 )
 
@@ -112,5 +114,124 @@ func TestRunOutsideTheModule(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasSuffix(string(out), "\n43 passed, 0 failed\n") {
 		t.Errorf("refconform run outside the module: %v\n%s", err, out)
+	}
+}
+
+// TestValidateAdvisesOnTheIssueExample runs validate on the block a server
+// author is most likely to get wrong at once: a user name, password and
+// token in the uri, an expiry no host can read, and no mimeType. Each gets
+// its own advice line naming what was found, and no credential appears.
+func TestValidateAdvisesOnTheIssueExample(t *testing.T) {
+	var stdout, stderr strings.Builder
+	in := `{"type":"resource","uri":"https://user:pw@h/x?token=abc","expiresAt":"soon"}`
+	if code := run([]string{"validate"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("validate: exit %d, stderr %q", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		`advice: uri "https://…@h/x?token=…" carries a user name or password`,
+		`advice: uri query parameter "token" looks like a credential`,
+		`advice: no mimeType;`,
+		`advice: expiresAt "soon" is not a date a host can read;`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line with %q in:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[2:] {
+		if !strings.HasPrefix(line, "  advice: ") || !strings.Contains(line, "; ") || !strings.Contains(line, ": ") {
+			t.Errorf("advice line %q does not say what was found, then what to change", line)
+		}
+	}
+}
+
+// TestValidateNeverRepeatsACredential holds every golden input's report
+// to hiding the values of the credentials it names.
+func TestValidateNeverRepeatsACredential(t *testing.T) {
+	secrets := []string{"user:pw", "pw@", "token=abc", "sig=abc123", "5f2c", "AKIA", "eyJhbGciOi", "s3cr3t", "k-123"}
+	inputs, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "refconform", "*.json"))
+	for _, in := range inputs {
+		var stdout, stderr strings.Builder
+		run([]string{"validate", in}, strings.NewReader(""), &stdout, &stderr)
+		for _, s := range secrets {
+			if strings.Contains(stdout.String(), s) {
+				t.Errorf("%s: validate repeats %q:\n%s", filepath.Base(in), s, stdout.String())
+			}
+		}
+	}
+}
+
+func TestValidateHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		var stdout, stderr strings.Builder
+		code := run([]string{"validate", arg}, strings.NewReader(""), &stdout, &stderr)
+		if code != 0 || !strings.HasPrefix(stdout.String(), "usage: refconform validate") || !strings.Contains(stdout.String(), "Exit status:") || stderr.Len() != 0 {
+			t.Errorf("validate %s: exit %d, stdout %q, stderr %q", arg, code, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"validate", "-x"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: refconform validate") {
+		t.Errorf("validate -x: exit %d, stderr %q", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"validate", "a.json", "b.json"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Errorf("validate with two files: exit %d, want 2", code)
+	}
+}
+
+func TestRenderTakesNames(t *testing.T) {
+	in := filepath.Join("..", "..", "..", "testdata", "refconform", "tool-result.json")
+	var stdout, stderr strings.Builder
+	code := run([]string{"render", "-server", "studio", "-tool", "vst_render", "-event", "take_done", in}, strings.NewReader(""), &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 || !strings.Contains(out, "from tool vst_render of studio;") || !strings.Contains(out, "attachment on push event take_done from studio;") || strings.Contains(out, "example") {
+		t.Errorf("render with names: exit %d, stderr %q, output:\n%s", code, stderr.String(), out)
+	}
+	stdout.Reset()
+	if code := run([]string{"render", "-tool", "t", "-"}, strings.NewReader(`{"type":"resource","uri":"https://h/a"}`), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "from tool t of example-server;") {
+		t.Errorf("render from stdin: exit %d, output %q", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"render", "-h"}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "-server NAME") {
+		t.Errorf("render -h: exit %d, output %q", code, stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"render", "-server", " ", in}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "need a name") {
+		t.Errorf("render with a blank name: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestAdvise(t *testing.T) {
+	now := time.Date(2026, 9, 7, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		block string
+		want  []string // each a prefix of one advice, in order
+	}{
+		{`{"type":"resource","uri":"https://h/x?pageToken=p1&key=v&monkey=1&token=&Signature=s","mimeType":"a/b","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"}`,
+			[]string{`uri query parameter "key" looks like a credential (its value is hidden as … in "https://h/x?pageToken=p1&key=…&monkey=1&token=&Signature=…")`, `uri query parameter "Signature"`}},
+		{`{"type":"resource","uri":"wss://h/x","mimeType":"a/b","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU","expiresAt":"2026-09-07T00:00:00Z"}`,
+			[]string{`uri scheme is "wss" in "wss://h/x"; hosts fetch only over https`, `expiresAt "2026-09-07T00:00:00Z" has passed;`}},
+		{`{"type":"resource","uri":"https://h/x","mimeType":"a/b","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU","expiresAt":"2026-09-07T00:00:01+00:00","disposition":"NEVER"}`,
+			[]string{`disposition "NEVER" is not "never": values are lower case, so hosts set the field aside and do not withhold`}},
+		{`{"type":"resource","uri":"https://h/%zz","mimeType":"a/b","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"}`,
+			[]string{`uri "https://h/%zz" does not parse as a URL;`}},
+		{`{"type":"audio","uri":"https://h/a.wav","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"}`,
+			[]string{`no mimeType; a host cannot tell the model what kind of payload this is, nor decide whether to open, show or convert it: add one, such as "audio/wav"`}},
+		{`{"type":"resource","resource":{"uri":"https://u:p@h/x","text":"hi"}}`,
+			[]string{`this is MCP's embedded resource: its contents sit inline under "resource" (uri "https://…@h/x")`}},
+		{`{"type":"text","text":"https://u:p@h/x?token=1"}`, nil},
+		{`{"type":"image","data":"aGk=","mimeType":"image/png","disposition":"Never"}`, nil},
+		{`[1]`, nil},
+		{`{"type":"resource","uri":"https://h/x","mimeType":"a/b","sizeBytes":1,"digest":"sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU","expiresAt":"2026-09-08"}`, nil},
+	}
+	for _, c := range cases {
+		got := conformance.Advise(json.RawMessage(c.block), now)
+		ok := len(got) == len(c.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = strings.HasPrefix(got[i], c.want[i])
+		}
+		if !ok {
+			t.Errorf("Advise(%s):\n got  %q\n want %q", c.block, got, c.want)
+		}
 	}
 }
