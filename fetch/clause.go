@@ -23,6 +23,54 @@ func serverText(name string) string {
 	return strconv.Quote(label.Display(name, 64))
 }
 
+// speaker is whoever answered a request, as a clause names it: the server
+// itself, or, for a reference at one of the server's other allowed
+// origins, that origin, which is not the server and is never named.
+type speaker struct {
+	server string
+	other  bool
+}
+
+// otherSpeaker is how a clause names an allowed origin other than the
+// server's own.
+const otherSpeaker = "the origin the reference points to"
+
+// String is the speaker as the subject of a clause.
+func (s speaker) String() string {
+	if s.other {
+		return otherSpeaker
+	}
+	return "the " + serverText(s.server) + " server"
+}
+
+// resay rewords, for a response from another origin, a clause that names
+// the server as the one that sent the response. The copier words its
+// failures knowing only the server's name; at another origin that would
+// blame the server for what the other origin sent. A clause opening with
+// the server is said of the other origin instead, as its subject ("the
+// origin the reference points to sent ...") or, where it opened with the
+// server's possessive, as where the response came from ("from the origin
+// the reference points to, the gzip stream ..."). Every other failure is
+// returned as it is.
+func (s speaker) resay(f *Failure) *Failure {
+	if !s.other || f == nil {
+		return f
+	}
+	own := speaker{server: s.server}.String()
+	clause, ok := strings.CutPrefix(f.Clause, own+"'s ")
+	if ok {
+		clause = "from " + otherSpeaker + ", the " + clause
+	} else if clause, ok = strings.CutPrefix(f.Clause, own+" "); ok {
+		clause = otherSpeaker + " " + clause
+	}
+	if !ok {
+		return f
+	}
+	cp := *f
+	cp.Clause = clause
+	return &cp
+}
+
 // sized builds a failure about a size: the limit it passed and the bytes
 // claimed, announced or read.
 func sized(code Code, server, clause string, limit, got int64) *Failure {
@@ -70,6 +118,16 @@ func failNoNetworkAddress(server string) *Failure {
 		"the "+serverText(server)+" server is reached without a network address, and this host allows no other origin for its references")
 }
 
+// failCrossOriginNoAddress refuses a reference of a server with no
+// network address (stdio) that points to none of others, the origins the
+// host allows for that server's references. A server with none is refused
+// earlier, by failNoNetworkAddress.
+func failCrossOriginNoAddress(server string, ref *url.URL, others []origin) *Failure {
+	return withDetail(fail(CodeCrossOrigin, server,
+		"the "+serverText(server)+" server is reached without a network address, and the reference points to none of the other origins this host allows for its references (the same scheme, host and port)"),
+		"reference origin "+refOriginText(ref)+", no dialed origin, "+othersText(others))
+}
+
 func failBadURI(server string) *Failure {
 	return fail(CodeBadURI, server, "the reference's address is not a URL this host can read")
 }
@@ -77,6 +135,15 @@ func failBadURI(server string) *Failure {
 func failBadServerURI(server string) *Failure {
 	return fail(CodeBadServerURI, server,
 		"the "+serverText(server)+" server's own address is not an http, https, ws or wss URL this host can read, so there is no origin to fetch the reference from")
+}
+
+// failBadOtherOrigin refuses every reference of a server whose list of
+// other allowed origins holds an entry that does not read as one. The
+// detail gives the entry's position and fault, never the entry itself.
+func failBadOtherOrigin(server string, i int, why string) *Failure {
+	return withDetail(fail(CodeBadServerURI, server,
+		"this host's list of other origins for the "+serverText(server)+" server's references holds an entry it cannot read as an http or https origin, so it fetches none of that server's references"),
+		"Server.UnauthenticatedOrigins["+strconv.Itoa(i)+"] "+why)
 }
 
 func failCredentials(server string) *Failure {
@@ -99,15 +166,40 @@ func failScheme(server, scheme string) *Failure {
 	return fail(CodeSchemeNotAllowed, server, clause)
 }
 
-func failCrossOrigin(server string, ref *url.URL, own origin) *Failure {
-	where := "an address with no origin"
-	if o, ok := originOf(ref); ok {
-		where = o.display()
+// failCrossOrigin refuses a reference at neither the server's dialed
+// origin nor one of others, the other origins the host allows for it.
+func failCrossOrigin(server string, ref *url.URL, own origin, others []origin) *Failure {
+	clause := "the reference points to another origin than the one the " + serverText(server) +
+		" server was dialed at, and this host fetches only from that origin (the same scheme, host and port)"
+	detail := "reference origin " + refOriginText(ref) + ", dialed origin " + own.display()
+	if len(others) > 0 {
+		clause = "the reference points neither to the origin the " + serverText(server) +
+			" server was dialed at nor to one of the other origins this host allows for its references (the same scheme, host and port)"
+		detail += ", " + othersText(others)
 	}
-	return withDetail(fail(CodeCrossOrigin, server,
-		"the reference points to another origin than the one the "+serverText(server)+
-			" server was dialed at, and this host fetches only from that origin (the same scheme, host and port)"),
-		"reference origin "+where+", dialed origin "+own.display())
+	return withDetail(fail(CodeCrossOrigin, server, clause), detail)
+}
+
+// refOriginText writes a reference's origin for the operator.
+func refOriginText(ref *url.URL) string {
+	if o, ok := originOf(ref); ok {
+		return o.display()
+	}
+	return "an address with no origin"
+}
+
+// othersText lists the other allowed origins for the operator, bounded.
+func othersText(others []origin) string {
+	const shown = 8
+	parts := make([]string, 0, min(len(others), shown)+1)
+	for i, o := range others {
+		if i == shown {
+			parts = append(parts, "and "+strconv.Itoa(len(others)-shown)+" more")
+			break
+		}
+		parts = append(parts, o.display())
+	}
+	return "other allowed origins " + strings.Join(parts, " ")
 }
 
 func failExpired(server string, why convert.ExpiryReason) *Failure {
@@ -144,21 +236,25 @@ func failClaimOverMax(server string, claim, max, upTo int64) *Failure {
 
 // Sizes the response announced in its Content-Length.
 
-func failAnnouncedOverCeiling(server string, n, ceiling int64) *Failure {
-	return sized(CodeHostCeiling, server,
-		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference, so nothing was read",
+func failAnnouncedOverCeiling(s speaker, n, ceiling int64) *Failure {
+	return sized(CodeHostCeiling, s.server,
+		s.String()+" announced "+bytesText(n)+", more than the "+bytesText(ceiling)+" this host fetches for any one reference, so nothing was read",
 		ceiling, n)
 }
 
-func failAnnouncedOverBudget(server string, n, spent, limit int64) *Failure {
-	return sized(CodeOverBudget, server,
-		"the "+serverText(server)+" server announced "+bytesText(n)+", but only "+remainText(limit-spent)+" of this host's fetch budget for it for now, so nothing was read",
+func failAnnouncedOverBudget(s speaker, n, spent, limit int64) *Failure {
+	whose := "it"
+	if s.other {
+		whose = "the " + serverText(s.server) + " server"
+	}
+	return sized(CodeOverBudget, s.server,
+		s.String()+" announced "+bytesText(n)+", but only "+remainText(limit-spent)+" of this host's fetch budget for "+whose+" for now, so nothing was read",
 		limit-spent, n)
 }
 
-func failAnnouncedOverMax(server string, n, max int64, r Remedy) *Failure {
-	f := sized(CodeTooLarge, server,
-		"the "+serverText(server)+" server announced "+bytesText(n)+", more than the "+bytesText(max)+" this call allows, so nothing was read",
+func failAnnouncedOverMax(s speaker, n, max int64, r Remedy) *Failure {
+	f := sized(CodeTooLarge, s.server,
+		s.String()+" announced "+bytesText(n)+", more than the "+bytesText(max)+" this call allows, so nothing was read",
 		max, n)
 	f.Remedy = r
 	return f
@@ -199,20 +295,27 @@ func withStatus(f *Failure, status int) *Failure {
 	return f
 }
 
-func failRedirect(server string, status int) *Failure {
-	return withStatus(fail(CodeRedirect, server,
-		"the "+serverText(server)+" server answered "+statusText(status)+", a redirect, and this host never follows redirects"), status)
+func failRedirect(s speaker, status int) *Failure {
+	return withStatus(fail(CodeRedirect, s.server,
+		s.String()+" answered "+statusText(status)+", a redirect, and this host never follows redirects"), status)
 }
 
 func failStatus(server string, status int) *Failure {
-	f := withStatus(fail(CodeStatus, server, "the "+serverText(server)+" server answered "+statusText(status)), status)
+	return failStatusFrom(speaker{server: server}, status)
+}
+
+func failStatusFrom(s speaker, status int) *Failure {
+	f := withStatus(fail(CodeStatus, s.server, s.String()+" answered "+statusText(status)), status)
 	f.Remedy = statusRemedy(status)
+	if s.other {
+		f.Remedy = otherStatusRemedy(status)
+	}
 	return f
 }
 
-func failNoContent(server string, status int) *Failure {
-	return withStatus(fail(CodeNoContent, server,
-		"the "+serverText(server)+" server answered "+statusText(status)+" without any content"), status)
+func failNoContent(s speaker, status int) *Failure {
+	return withStatus(fail(CodeNoContent, s.server,
+		s.String()+" answered "+statusText(status)+" without any content"), status)
 }
 
 // statusRemedy is the one mapping from a status class to what a later call
@@ -234,6 +337,17 @@ func statusRemedy(status int) Remedy {
 	return codes[CodeStatus].remedy
 }
 
+// otherStatusRemedy is statusRemedy for an answer from another origin
+// than the server's own. This host sends that origin no credential, so
+// an operator checking the server's credentials changes nothing there;
+// a new reference (a newly signed address, say) may.
+func otherStatusRemedy(status int) Remedy {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return Remedy{kind: RemedyFreshReference}
+	}
+	return statusRemedy(status)
+}
+
 // statusText writes "HTTP 404 (Not Found)": the number the server sent and
 // Go's own name for it, never the server's reason phrase.
 func statusText(status int) string {
@@ -244,9 +358,9 @@ func statusText(status int) string {
 	return s
 }
 
-func failUnknownCoding(server, coding string) *Failure {
-	return withDetail(fail(CodeBadEncoding, server,
-		"the "+serverText(server)+" server sent the content in a coding this host cannot decode"),
+func failUnknownCoding(s speaker, coding string) *Failure {
+	return withDetail(fail(CodeBadEncoding, s.server,
+		s.String()+" sent the content in a coding this host cannot decode"),
 		"content coding "+oneLine(coding, 60))
 }
 
@@ -271,9 +385,15 @@ func failCanceled(server string) *Failure {
 	return fail(CodeCanceled, server, "the caller canceled the fetch before it finished")
 }
 
-func failRequest(server string, c cause) *Failure {
-	return withDetail(fail(CodeNetwork, server,
-		"the request to the "+serverText(server)+" server failed: "+c.words), c.detail)
+func failRequest(s speaker, c cause) *Failure {
+	words := c.words
+	if s.other {
+		// The fixed words say "the server's" for whoever answered; at
+		// another origin that is the origin, not the MCPL server.
+		words = strings.Replace(words, "the server's ", "its ", 1)
+	}
+	return withDetail(fail(CodeNetwork, s.server,
+		"the request to "+s.String()+" failed: "+words), c.detail)
 }
 
 func failBrokeOff(server string, n int64, c cause) *Failure {

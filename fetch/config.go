@@ -71,10 +71,11 @@ type Config struct {
 	FetchNever bool
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,
-	// and a nil Transport is replaced by the default one. Nil means a
-	// client with no proxy from the environment, no redirects, bounded
-	// dial and TLS handshake times, response headers bounded to 64 KiB and
-	// no transparent decompression.
+	// has no cookie jar (so it neither sends nor keeps cookies, at any
+	// origin), and a nil Transport is replaced by the default one. Nil
+	// means a client with no proxy from the environment, no redirects, no
+	// cookies, bounded dial and TLS handshake times, response headers
+	// bounded to 64 KiB and no transparent decompression.
 	Client *http.Client
 	// Logger receives the operator's lines: every refusal and failure with
 	// its detail, and every fetched copy. Nil discards them.
@@ -93,8 +94,11 @@ type Servers interface {
 	// Server returns the connection details of the named server. For a
 	// server the host no longer has it returns an error wrapping
 	// [CodeUnknownServer]; for a server reached without a network address
-	// (stdio) one wrapping [CodeNoNetworkAddress]. Another error is
-	// logged for the operator and never shown to the model.
+	// (stdio) one wrapping [CodeNoNetworkAddress], unless the host allows
+	// other origins for that server's references: then it returns a
+	// Server with an empty Origin and those origins in
+	// [Server.UnauthenticatedOrigins]. Another error is logged for the
+	// operator and never shown to the model.
 	Server(name string) (Server, error)
 }
 
@@ -104,7 +108,8 @@ type ServersFunc func(name string) (Server, error)
 // Server calls f(name).
 func (f ServersFunc) Server(name string) (Server, error) { return f(name) }
 
-// Server is how the host reached one MCPL server.
+// Server is how the host reached one MCPL server, and where the host lets
+// that server's references be fetched from.
 type Server struct {
 	// Origin is the URL the host dialed the MCPL connection at, such as
 	// "https://h:8443/mcpl" or "ws://127.0.0.1:9/x". Only its scheme, host
@@ -112,12 +117,42 @@ type Server struct {
 	// Origin means the server has no network address.
 	Origin string
 	// Token is the connection's bearer credential, or "" for none. It is
-	// sent only to Origin's origin and never logged or reported.
+	// sent only to Origin's origin (the same scheme, host and port) and
+	// never logged or reported; no other origin gets it, not even one in
+	// UnauthenticatedOrigins on the same host.
 	Token string
 	// Addrs optionally lists the addresses the MCPL connection resolved.
-	// When set, the fetcher dials only these, so DNS rebinding cannot send
-	// an origin-bound request to another machine.
+	// When set, the fetcher dials only these for a reference at Origin's
+	// origin, so DNS rebinding cannot send an origin-bound request to
+	// another machine. They do not apply to UnauthenticatedOrigins, whose
+	// host names resolve as usual.
 	Addrs []netip.Addr
+	// UnauthenticatedOrigins lists other origins, such as a CDN, from which
+	// the host lets this server's references be fetched with no
+	// credential: no bearer token, no cookie, no user name or password
+	// (what a host-supplied transport adds itself, such as a TLS client
+	// certificate, is the host's to configure). It is the host's own
+	// policy; never fill it from what a server declares about itself.
+	//
+	// Each entry is a serialized origin, such as "https://cdn.example" or
+	// "http://10.0.0.7:8080": the scheme http or https, an ASCII host name
+	// or IP address, an optional port, and nothing more (no user name, no
+	// path, not even a trailing slash, no query and no fragment); ws and
+	// wss are not accepted here. A reference matches an entry with the
+	// same scheme, host (compared without regard to case) and port (the
+	// scheme's default when none is written). An entry that does not read
+	// this way makes every fetch of this server's references fail; the
+	// operator's log gives the entry's position and fault, never the entry
+	// itself. An entry equal to Origin's origin changes nothing: references
+	// there are still fetched with Token.
+	//
+	// A fetch from one of these origins passes every other check
+	// unchanged: redirects are refused, the ceilings and the digest apply,
+	// and its bytes count against this server's budget. Empty means
+	// references are fetched only from Origin's origin. It may be set for
+	// a server with no Origin (stdio): then only references at these
+	// origins are fetchable, all without credentials.
+	UnauthenticatedOrigins []string
 }
 
 // Request is one call's own settings.

@@ -1,9 +1,10 @@
 // Package fetch is the host's own fetcher for RFC-005 references: the only
 // part of refcore that dials. Given the id a model names, it decides
 // whether the reference may be fetched, fetches it from the origin of the
-// server that delivered it, verifies what arrives, hands the bytes to the
-// host's [Store] and records what it verified. It also offers the model a
-// ready-made fetch tool ([Fetcher.Tool]).
+// server that delivered it (or, without credentials, from another origin
+// the host allows for that server), verifies what arrives, hands the bytes
+// to the host's [Store] and records what it verified. It also offers the
+// model a ready-made fetch tool ([Fetcher.Tool]).
 //
 // # What it guarantees
 //
@@ -16,18 +17,30 @@
 //     model.
 //   - Refusals before dialing come in one fixed order (see
 //     [Fetcher.Fetch]), and a refused fetch makes no request at all.
-//   - A server's bearer token goes only to the origin (scheme, host and
-//     port) the host dialed that server at, never anywhere else, and never
-//     into a log line, an error or a clause. Redirects are never followed.
-//     No proxy is taken from the environment, and a host's *http.Client is
-//     copied, never changed. Given the addresses a connection resolved,
-//     the fetcher dials only those.
+//   - By default a reference is fetched only from the origin (scheme, host
+//     and port) the host dialed its server at, and a server without a
+//     network address (stdio) has no fetchable references. The host may
+//     name other origins for a server's references
+//     ([Server.UnauthenticatedOrigins]); those, and only those, are
+//     fetched too, without the server's token and without cookies. The
+//     list is the host's own policy, never something a server declares.
+//   - A server's bearer token goes only to the origin the host dialed that
+//     server at, never anywhere else (not to an allowed other origin, even
+//     on the same host), and never into a log line, an error or a clause.
+//     The fetcher sends and keeps no cookies. Redirects are never
+//     followed. No proxy is taken from the environment, and a host's
+//     *http.Client is copied, never changed. Given the addresses a
+//     connection resolved, the fetcher dials only those for that server's
+//     own origin; other origins resolve as usual.
+//   - [Fetcher.EagerPlan] picks only references at the server's own
+//     origin.
 //   - Three limits apply to decoded bytes: the host ceiling first, then the
-//     server's budget (which renews every budget window), then the call's
-//     max bytes. The body is streamed with memory bounded by the chunk
-//     size; the moment a limit is passed the transfer is stopped, the
-//     connection closed and nothing is kept. gzip is decoded as it streams,
-//     so a decompression bomb stops at the ceiling.
+//     server's budget (which renews every budget window, and also counts
+//     bytes fetched from the server's other allowed origins), then the
+//     call's max bytes. The body is streamed with memory bounded by the
+//     chunk size; the moment a limit is passed the transfer is stopped,
+//     the connection closed and nothing is kept. gzip is decoded as it
+//     streams, so a decompression bomb stops at the ceiling.
 //   - A claimed sha256 digest must match the decoded bytes. The media type
 //     comes from the bytes, then the response's Content-Type, then the
 //     claim, and the copy is named "<id>.<ext>".
@@ -54,5 +67,5 @@
 // Fetcher. It cannot bound a host-supplied HTTP transport's own behaviour
 // beyond what it configures on a copy, and it cannot hold dialing to
 // resolved addresses for a transport that is not an *http.Transport (it
-// refuses such a fetch instead).
+// refuses such a fetch from the server's own origin instead).
 package fetch

@@ -8,21 +8,26 @@ import (
 // errAbandoned ends a download every caller left; nobody reads it.
 var errAbandoned = fail(CodeCanceled, "", "every caller left before the fetch finished")
 
-// download runs one flight: the request, then the copier.
+// download runs one flight: the request, then the copier. For a
+// reference at another origin than the server's own, a failure the copier
+// worded about the server is said of that origin instead.
 func (f *Fetcher) download(fl *flight) outcome {
 	resp, gz, fail := f.request(fl)
 	if fail != nil {
 		return failure(fail)
 	}
 	defer resp.Body.Close()
-	return newCopier(f, fl, resp, gz).run()
+	out := newCopier(f, fl, resp, gz).run()
+	s := fl.t.speaker()
+	out.fail, out.modelFail = s.resay(out.fail), s.resay(out.modelFail)
+	return out
 }
 
 // request sends the GET and judges the response's status, coding and
 // announced length. gz reports a gzip-coded body.
 func (f *Fetcher) request(fl *flight) (resp *http.Response, gz bool, fail *Failure) {
 	t := fl.t
-	name := t.server
+	name, s := t.server, t.speaker()
 	u := *t.u
 	u.Fragment, u.RawFragment = "", ""
 	req, err := http.NewRequestWithContext(fl.ctx, http.MethodGet, u.String(), nil)
@@ -32,10 +37,11 @@ func (f *Fetcher) request(fl *flight) (resp *http.Response, gz bool, fail *Failu
 	req.Header.Set("Accept", "*/*")
 	req.Header.Set("Accept-Encoding", "gzip")
 	req.Header.Set("User-Agent", "refcore-fetch")
-	// The credential goes only to the server's own dialed origin. The
-	// checks before dialing refused every other origin; this guards the
-	// rule where the header is set.
-	if t.conn.Token != "" {
+	// The credential goes only to the server's own dialed origin, never
+	// to another origin the host allows (even on the same host). The
+	// checks before dialing refused every origin not allowed; this guards
+	// the rule where the header is set.
+	if t.conn.Token != "" && t.conn.Origin != "" && !t.other {
 		if o, ok := originOf(req.URL); ok && o == t.own {
 			req.Header.Set("Authorization", "Bearer "+t.conn.Token)
 		}
@@ -45,9 +51,9 @@ func (f *Fetcher) request(fl *flight) (resp *http.Response, gz bool, fail *Failu
 		if fl.ctx.Err() != nil {
 			return nil, false, errAbandoned
 		}
-		return nil, false, failRequest(name, causeOf(err, t))
+		return nil, false, failRequest(s, causeOf(err, t))
 	}
-	if fail := judgeResponse(name, resp); fail != nil {
+	if fail := judgeResponse(s, resp); fail != nil {
 		resp.Body.Close()
 		return nil, false, fail
 	}
@@ -63,21 +69,21 @@ func (f *Fetcher) request(fl *flight) (resp *http.Response, gz bool, fail *Failu
 }
 
 // judgeResponse refuses a status without a payload and a coding the
-// fetcher cannot decode.
-func judgeResponse(name string, resp *http.Response) *Failure {
+// fetcher cannot decode; by names whoever answered.
+func judgeResponse(by speaker, resp *http.Response) *Failure {
 	switch s := resp.StatusCode; {
 	case s >= 300 && s <= 399:
-		return failRedirect(name, s)
+		return failRedirect(by, s)
 	case s == http.StatusNoContent || s == http.StatusResetContent:
-		return failNoContent(name, s)
+		return failNoContent(by, s)
 	case s < 200 || s > 299:
-		return failStatus(name, s)
+		return failStatusFrom(by, s)
 	}
 	switch coding := contentCoding(resp); coding {
 	case "", "identity", "gzip", "x-gzip":
 		return nil
 	default:
-		return failUnknownCoding(name, coding)
+		return failUnknownCoding(by, coding)
 	}
 }
 
@@ -92,13 +98,13 @@ func isGzip(resp *http.Response) bool {
 
 // announced judges a declared identity length against the limits.
 func (fl *flight) announced(n int64) *Failure {
-	f, name := fl.f, fl.t.server
+	f, name, s := fl.f, fl.t.server, fl.t.speaker()
 	if n > f.set.ceiling {
-		return failAnnouncedOverCeiling(name, n, f.set.ceiling)
+		return failAnnouncedOverCeiling(s, n, f.set.ceiling)
 	}
 	spent, limit := f.Budget(name)
 	if n > limit-spent {
-		return failAnnouncedOverBudget(name, n, spent, limit)
+		return failAnnouncedOverBudget(s, n, spent, limit)
 	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
@@ -115,7 +121,7 @@ func (fl *flight) announced(n int64) *Failure {
 func (fl *flight) dropOver(n int64, announced bool, spent, limit int64) {
 	for w := range fl.waiters {
 		if n > w.max {
-			fl.part(w, answer{fail: fl.f.tooLarge(fl.t.server, n, w.max, announced, spent, limit)})
+			fl.part(w, answer{fail: fl.f.tooLargeFrom(fl.t.speaker(), n, w.max, announced, spent, limit)})
 		}
 	}
 }

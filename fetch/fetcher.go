@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,10 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		f.now = time.Now
 	}
 	f.clients.base, f.clients.own = baseClient(cfg.Client)
+	// The copy carries no cookies: the only credential the fetcher sends
+	// is the server's token, to the server's own origin. Pinned clients
+	// copy the base, so they carry none either.
+	f.clients.base.Jar = nil
 	return f, nil
 }
 
@@ -83,22 +88,28 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 // Before dialing, Fetch refuses, in this order: a reference a server marked
 // never (unless the request is for the host itself, or the fetcher was
 // built with Config.FetchNever), a reference no server delivered, a server
-// the host no longer has or cannot reach over a network, an address that
-// does not parse, a user name or password in the address, a scheme other
-// than http or https, an origin other than the server's own, an expired
-// reference, a claimed size over the host ceiling, a spent budget, a claim
-// over what the budget has left, and a claim over the call's max bytes. A
-// record with a saved copy is served without dialing, expired or not.
+// the host no longer has or cannot reach over a network (with no
+// [Server.UnauthenticatedOrigins] either), an address that does not parse
+// (the reference's, then the server's, then an entry of its
+// UnauthenticatedOrigins), a user name or password in the address, a
+// scheme other than http or https, an origin that is neither the server's
+// own nor one of its UnauthenticatedOrigins, an expired reference, a
+// claimed size over the host ceiling, a spent budget, a claim over what
+// the budget has left, and a claim over the call's max bytes. A record
+// with a saved copy is served without dialing, expired or not.
 //
 // The request carries the server's bearer token only because it goes to
-// the server's own origin; redirects are refused. The body is streamed,
-// gzip decoded as it arrives, and every limit counts decoded bytes: the
-// host ceiling first, then the server's budget, then the call's max bytes.
-// A claimed digest must match the decoded bytes. The copy is stored as
-// "<id>.<ext>" (the extension from the observed media type) and recorded
-// only when every check passed. When Fetch returns a failure, nothing of
-// the download is left in the store. Concurrent calls for one record share
-// one download, each with its own deadline and max bytes.
+// the server's own origin; a request to one of its UnauthenticatedOrigins
+// carries no credential, and the fetcher sends no cookies anywhere.
+// Redirects are refused. The body is streamed, gzip decoded as it
+// arrives, and every limit counts decoded bytes: the host ceiling first,
+// then the server's budget (which also counts what its other origins
+// sent), then the call's max bytes. A claimed digest must match the
+// decoded bytes. The copy is stored as "<id>.<ext>" (the extension from
+// the observed media type) and recorded only when every check passed.
+// When Fetch returns a failure, nothing of the download is left in the
+// store. Concurrent calls for one record share one download, each with
+// its own deadline and max bytes.
 func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, error) {
 	rec, ok := f.reg.Lookup(id)
 	if !ok {
@@ -118,7 +129,7 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	if res, ok := servable(rec, forModel); ok {
 		return res, nil
 	}
-	t, fail := f.preDial(rec, maxBytes)
+	t, fail := f.checks(rec, maxBytes)
 	if fail != nil {
 		return f.failed(ctx, rec, fail)
 	}
@@ -133,7 +144,13 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	if cctx.Err() != nil {
 		return f.failed(ctx, rec, ended(ctx, t.server, allowed))
 	}
-	client, ok := f.clients.clientFor(t.conn.Addrs)
+	addrs := t.conn.Addrs
+	if t.other {
+		// The addresses are what the MCPL connection resolved for the
+		// server's own host; another origin resolves as usual.
+		addrs = nil
+	}
+	client, ok := f.clients.clientFor(addrs)
 	if !ok {
 		return f.failed(ctx, rec, failPinning(t.server))
 	}
@@ -180,7 +197,7 @@ func (f *Fetcher) Refusal(e convert.Entry) string {
 	if _, ok := servable(rec, !f.fetchNever); ok {
 		return ""
 	}
-	if _, fail := f.preDial(rec, f.set.ceiling); fail != nil {
+	if _, fail := f.checks(rec, f.set.ceiling); fail != nil {
 		return fail.Clause
 	}
 	return ""
@@ -217,8 +234,16 @@ type target struct {
 	server string
 	conn   Server
 	u      *url.URL
-	own    origin
+	own    origin // the dialed origin; zero for a server without one
+	// other is set for a reference at one of the server's
+	// UnauthenticatedOrigins rather than its own origin: the request
+	// carries no credential and is not held to the connection's
+	// addresses.
+	other bool
 }
+
+// speaker names, in a clause, whoever answers the request.
+func (t target) speaker() speaker { return speaker{server: t.server, other: t.other} }
 
 // claimed returns the reference's claimed size, or -1 when it claims none.
 func (t target) claimed() int64 {
@@ -228,9 +253,26 @@ func (t target) claimed() int64 {
 	return -1
 }
 
-// preDial runs the refusals before dialing that follow the never check,
-// in order.
+// preDial runs the checks before dialing as if the host allowed no origin
+// but the server's own: a reference at one of the server's
+// UnauthenticatedOrigins is refused the way the default policy refuses
+// it. [Fetcher.EagerPlan] judges with it, so eager fetching stays at the
+// server's own origin; a fetch the model or host asks for is judged by
+// checks.
 func (f *Fetcher) preDial(rec refs.Record, max int64) (target, *Failure) {
+	t, fail := f.checks(rec, max)
+	if fail != nil || !t.other {
+		return t, fail
+	}
+	if t.conn.Origin == "" {
+		return target{}, failNoNetworkAddress(t.server)
+	}
+	return target{}, failCrossOrigin(t.server, t.u, t.own, nil)
+}
+
+// checks runs the refusals before dialing that follow the never check,
+// in order.
+func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 	name := rec.Server()
 	if name == "" {
 		return target{}, failNoServer()
@@ -243,20 +285,31 @@ func (f *Fetcher) preDial(rec refs.Record, max int64) (target, *Failure) {
 		return target{}, failNoNetworkAddress(name)
 	case err != nil:
 		return target{}, failServerLookup(name, oneLine(err.Error(), 240))
-	case conn.Origin == "":
+	case conn.Origin == "" && len(conn.UnauthenticatedOrigins) == 0:
 		return target{}, failNoNetworkAddress(name)
 	}
 	u, err := url.Parse(rec.URI)
 	if err != nil {
 		return target{}, failBadURI(name)
 	}
-	su, err := url.Parse(conn.Origin)
-	if err != nil {
-		return target{}, failBadServerURI(name)
+	var own origin
+	if conn.Origin != "" {
+		su, err := url.Parse(conn.Origin)
+		if err != nil {
+			return target{}, failBadServerURI(name)
+		}
+		var ok bool
+		if own, ok = originOf(su); !ok {
+			return target{}, failBadServerURI(name)
+		}
 	}
-	own, ok := originOf(su)
-	if !ok {
-		return target{}, failBadServerURI(name)
+	others := make([]origin, 0, len(conn.UnauthenticatedOrigins))
+	for i, s := range conn.UnauthenticatedOrigins {
+		o, why := parseOtherOrigin(s)
+		if why != "" {
+			return target{}, failBadOtherOrigin(name, i, why)
+		}
+		others = append(others, o)
 	}
 	if u.User != nil {
 		return target{}, failCredentials(name)
@@ -264,8 +317,16 @@ func (f *Fetcher) preDial(rec refs.Record, max int64) (target, *Failure) {
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
 		return target{}, failScheme(name, u.Scheme)
 	}
-	if ro, ok := originOf(u); !ok || ro != own {
-		return target{}, failCrossOrigin(name, u, own)
+	ro, ok := originOf(u)
+	other := false
+	switch {
+	case ok && conn.Origin != "" && ro == own:
+	case ok && slices.Contains(others, ro):
+		other = true
+	case conn.Origin == "":
+		return target{}, failCrossOriginNoAddress(name, u, others)
+	default:
+		return target{}, failCrossOrigin(name, u, own, others)
 	}
 	if why := rec.Testimony.Expiry(f.now()); why.Expired() {
 		return target{}, failExpired(name, why)
@@ -285,7 +346,7 @@ func (f *Fetcher) preDial(rec refs.Record, max int64) (target, *Failure) {
 	if claimed && claim > max {
 		return target{}, failClaimOverMax(name, claim, max, f.upTo(spent, limit))
 	}
-	return target{rec: rec, server: name, conn: conn, u: u, own: own}, nil
+	return target{rec: rec, server: name, conn: conn, u: u, own: own, other: other}, nil
 }
 
 // upTo is the largest max bytes worth passing: the host ceiling or what
@@ -296,15 +357,21 @@ func (f *Fetcher) upTo(spent, limit int64) int64 {
 
 // tooLarge is the failure for a waiter whose max bytes n passed.
 func (f *Fetcher) tooLarge(server string, n, max int64, announced bool, spent, limit int64) *Failure {
+	return f.tooLargeFrom(speaker{server: server}, n, max, announced, spent, limit)
+}
+
+// tooLargeFrom is tooLarge with the clause naming s as whoever announced
+// the size.
+func (f *Fetcher) tooLargeFrom(s speaker, n, max int64, announced bool, spent, limit int64) *Failure {
 	k := f.upTo(spent, limit)
 	r := largerMaxBytes(n, k)
 	if k < n {
 		r = budgetTooSmall(limit - spent)
 	}
 	if announced {
-		return failAnnouncedOverMax(server, n, max, r)
+		return failAnnouncedOverMax(s, n, max, r)
 	}
-	return failReadOverMax(server, n, max, r)
+	return failReadOverMax(s.server, n, max, r)
 }
 
 // failed logs a failure for the operator, with its detail, and returns it

@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/mcplrefs/refcore/label"
@@ -53,4 +55,71 @@ func originOf(u *url.URL) (origin, bool) {
 // display writes the origin as scheme://host:port, cleaned and bounded.
 func (o origin) display() string {
 	return label.Display(o.scheme+"://"+net.JoinHostPort(o.host, o.port), 200)
+}
+
+// parseOtherOrigin reads one entry of [Server.UnauthenticatedOrigins]: the
+// serialized origin "scheme://host" or "scheme://host:port" with scheme
+// http or https, an ASCII host name or a bracketed IPv6 address, and
+// nothing else (no user name or password, path, query or fragment, and no
+// trailing slash). why says, for the operator's log, what is wrong with an
+// entry it refuses; it never repeats the entry, which may hold a secret by
+// mistake.
+func parseOtherOrigin(s string) (o origin, why string) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return origin{}, "is not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return origin{}, "does not use the http or https scheme"
+	case u.Opaque != "" || u.Host == "":
+		return origin{}, "names no host"
+	case u.User != nil:
+		return origin{}, "carries a user name or password"
+	case u.Path != "" || u.RawPath != "":
+		return origin{}, "has a path (a trailing slash counts)"
+	case u.ForceQuery || u.RawQuery != "":
+		return origin{}, "has a query"
+	case strings.Contains(s, "#"):
+		return origin{}, "has a fragment"
+	case strings.HasSuffix(u.Host, ":"):
+		return origin{}, "has an empty port"
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			return origin{}, "has a port outside 1 to 65535 or with a leading zero"
+		}
+	}
+	o, ok := originOf(u)
+	switch {
+	case !ok:
+		return origin{}, "names no host"
+	case !strings.EqualFold(s, u.Scheme+"://"+u.Host):
+		// What url.Parse read is not what was written: an escape, such
+		// as the %25 of an IPv6 zone.
+		return origin{}, "is not written as scheme://host or scheme://host:port"
+	case !plainHost(o.host):
+		return origin{}, "has a host that is neither an ASCII host name nor an IP address"
+	}
+	return o, ""
+}
+
+// plainHost reports whether h, a host as originOf gives it, is an IP
+// address without a zone or a host name of ASCII letters, digits,
+// hyphens, underscores and dots.
+func plainHost(h string) bool {
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Zone() == ""
+	}
+	if strings.HasPrefix(h, ".") || strings.Contains(h, "..") {
+		return false
+	}
+	for _, c := range []byte(h) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
