@@ -77,3 +77,47 @@ func TestMegabyteNameStubSize(t *testing.T) {
 		t.Errorf("vector 17: a 1 MiB name gives a %d-byte stub, an absent name %d", len(huge), len(plain))
 	}
 }
+
+// zeroWidthName is a tool name of n bytes: letters with a zero-width space
+// after each, which the label sanitizer must delete one by one.
+func zeroWidthName(n int) string {
+	return strings.Repeat("a\u200b", n/len("a\u200b"))
+}
+
+// referenceBlocks returns n reference blocks, each naming its own uri.
+func referenceBlocks(n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"type":"resource","uri":"https://render.example/out/%d.wav","name":"take-%d.wav","mimeType":"audio/wav","sizeBytes":%d}`, i, i, 1000+i))
+	}
+	return out
+}
+
+// BenchmarkRenderLinear pins that rendering costs what the content costs
+// to read (bench README, hostile source row): 10,000 reference blocks
+// ingested and shown in every view, once under a short tool name and once
+// under a tool name of a mebibyte of zero-width-laced text. The long name
+// adds one mebibyte to clean per content, not one per stub, so both land
+// in the same order of time.
+func BenchmarkRenderLinear(b *testing.B) {
+	blocks := referenceBlocks(10000)
+	for _, bc := range []struct{ name, tool string }{
+		{"short-name", "vst_render"},
+		{"1MiB-name", zeroWidthName(1 << 20)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			c := mustConverter(b, mustRegistry(b, refs.Config{Capacity: 20000}), convert.Policy{})
+			ctx := b.Context()
+			src := convert.Source{Server: "vst", Tool: bc.tool}
+			for i := 0; i < b.N; i++ {
+				ct := c.Ingest(ctx, blocks, src)
+				_ = ct.History()
+				_ = ct.Wake()
+				_ = convert.PushJSON(ct.Push())
+				_ = ct.Script()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(blocks)), "ns/block")
+		})
+	}
+}

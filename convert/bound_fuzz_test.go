@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/label"
@@ -15,55 +14,56 @@ import (
 // default policy shows no uri, so no view may carry it (S2).
 const boundURI = "https://s.example/p"
 
+// boundBlocks is the bound tests' content: a text, a reference named b,
+// an image whose data is b, and a second text.
+func boundBlocks(a, b string) []json.RawMessage {
+	ta, _ := json.Marshal(a)
+	tb, _ := json.Marshal(b)
+	return raws(`{"type":"text","text":`+string(ta)+`}`,
+		`{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`,
+		`{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`,
+		`{"type":"text","text":`+string(tb)+`}`)
+}
+
 // FuzzViewBound: whatever text a server sends, and whatever view bound a
-// host sets (within reason), every view stays within the bound, counted in
-// UTF-16 code units, the push view stays valid JSON, and no view shows the
-// reference's uri.
+// host may set (MinViewMax and up), every view (history, wake, push,
+// script) stays within the bound, counted in UTF-16 code units, the push
+// view stays valid JSON, no view shows the reference's uri, and each view
+// shows its first blocks and counts exactly the ones it left out (L5, S2,
+// S4, S6).
 func FuzzViewBound(f *testing.F) {
-	f.Add("plain text", "second", 200)
-	f.Add(strings.Repeat("\u0001<>&\"\\\u2028😀\xff", 10), "x", 300)
-	f.Add(strings.Repeat("a", 300), strings.Repeat("b", 300), 400)
-	f.Fuzz(func(t *testing.T, a, b string, max int) {
-		if max < 200 || max > 20000 {
+	f.Add("plain text", "second", 0)
+	f.Add(strings.Repeat("\u0001<>&\"\\\u2028😀\xff", 10), "x", 100)
+	f.Add(strings.Repeat("a", 300), strings.Repeat("b", 300), 200)
+	f.Add(strings.Repeat("😀", 400), strings.Repeat("\"", 400), 1)
+	f.Fuzz(func(t *testing.T, a, b string, extra int) {
+		if extra < 0 || extra > 20000 {
 			return
 		}
-		ta, _ := json.Marshal(a)
-		tb, _ := json.Marshal(b)
-		blocks := raws(`{"type":"text","text":`+string(ta)+`}`,
-			`{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`,
-			`{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`,
-			`{"type":"text","text":`+string(tb)+`}`)
+		max := convert.MinViewMax + extra
 		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: max})
-		ct := c.Ingest(t.Context(), blocks, convert.Source{Server: "s", Lane: convert.LanePush})
-		push := convert.PushJSON(ct.Push())
+		ct := c.Ingest(t.Context(), boundBlocks(a, b), convert.Source{Server: "s", Lane: convert.LanePush})
 		// The server's own text, or a name once cleaned, may spell the
 		// uri's host; only judge the uri's absence when neither does.
 		uriInText := false
 		for _, s := range []string{a, b, label.Clean(a), label.Clean(b)} {
 			uriInText = uriInText || strings.Contains(s, "s.example")
 		}
-		for name, v := range map[string]string{"push": push, "wake": ct.Wake(), "history": ct.History()} {
-			if n := utf16Len(v); n > max {
-				t.Fatalf("%s view is %d code units, over the bound %d", name, n, max)
-			}
-			if !utf8.ValidString(v) {
-				t.Fatalf("%s view is not valid UTF-8", name)
-			}
-			if !uriInText && strings.Contains(v, "s.example") {
-				t.Fatalf("S2: %s view shows the reference's uri: %s", name, v)
-			}
+		var forbidden []string
+		if !uriInText {
+			forbidden = append(forbidden, "s.example")
 		}
-		if !json.Valid([]byte(push)) {
-			t.Fatalf("push view is not JSON: %s", push)
-		}
+		checkViews(t, ct, max, forbidden...)
 	})
 }
 
 // TestViewBoundRandom drives large random texts of awkward characters
 // (controls, HTML-escaped runes, quotes, astral runes, invalid bytes)
-// through every view with random bounds: each view stays within its bound
-// in UTF-16 code units and valid UTF-8, the push view stays valid JSON, and
-// no view shows the reference's uri (the alphabet cannot spell it).
+// through every view with random bounds from MinViewMax up: each view
+// stays within its bound in UTF-16 code units and valid UTF-8, the push
+// view stays valid JSON, no view shows the reference's uri (the alphabet
+// cannot spell it), and each view counts exactly the blocks it left out
+// (L5, S2, S4, S6).
 func TestViewBoundRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []string{"a", "\u0001", "<", "\"", "\\", "\u2028", "😀", "\xff", "é", "\n"}
@@ -75,25 +75,12 @@ func TestViewBoundRandom(t *testing.T) {
 		for j := rng.IntN(20000); j > 0; j-- {
 			b.WriteString(alphabet[rng.IntN(len(alphabet))])
 		}
-		max := 200 + rng.IntN(20000)
-		ta, _ := json.Marshal(a.String())
-		tb, _ := json.Marshal(b.String())
+		max := convert.MinViewMax + rng.IntN(20000)
+		if i%4 == 0 {
+			max = convert.MinViewMax + rng.IntN(64) // crowd the minimum
+		}
 		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: max})
-		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(ta)+`}`, `{"type":"resource","uri":"`+boundURI+`","name":`+string(tb)+`}`, `{"type":"image","data":`+string(tb)+`,"mimeType":"image/png"}`, `{"type":"text","text":`+string(tb)+`}`), convert.Source{Server: "s", Lane: convert.LanePush})
-		push := convert.PushJSON(ct.Push())
-		for _, v := range []struct{ name, text string }{{"push view", push}, {"wake", ct.Wake()}, {"history", ct.History()}} {
-			if n := utf16Len(v.text); n > max {
-				t.Fatalf("round %d: %s is %d code units, over the bound %d", i, v.name, n, max)
-			}
-			if !utf8.ValidString(v.text) {
-				t.Fatalf("round %d: %s is not valid UTF-8", i, v.name)
-			}
-			if strings.Contains(v.text, "s.example") {
-				t.Fatalf("round %d: S2: %s shows the reference's uri", i, v.name)
-			}
-		}
-		if !json.Valid([]byte(push)) {
-			t.Fatalf("round %d: push view is not JSON", i)
-		}
+		ct := c.Ingest(t.Context(), boundBlocks(a.String(), b.String()), convert.Source{Server: "s", Lane: convert.LanePush})
+		checkViews(t, ct, max, "s.example")
 	}
 }

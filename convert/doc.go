@@ -30,7 +30,13 @@
 //     shows inline data or an embedded resource a never withholds. Every
 //     string a server sent is cleaned and bounded by package label first;
 //     a stub has a bounded size whatever its fields' lengths, and a whole
-//     view stays within [Policy.ViewMax].
+//     view stays within [Policy.ViewMax]: it shows the blocks in order while
+//     they fit and ends with a notice that counts exactly the blocks it left
+//     out. A host may not set a bound below [MinViewMax] or [MinStubMax],
+//     so every view can show a whole stub and that count.
+//   - Rendering costs what the content costs to read: each server-supplied
+//     source name is cleaned once per content, and a view stops rendering
+//     at its bound, however many blocks the content holds.
 //   - The text of every stub and notice is a contract: the same facts give
 //     the same words, release to release.
 //

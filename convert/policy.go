@@ -30,9 +30,18 @@ type Policy struct {
 	NameMax int
 	// TypeMax bounds a media-type label in runes; zero means label.TypeMax.
 	TypeMax int
-	// StubMax bounds one stub or notice in runes; zero means DefaultStubMax.
+	// StubMax bounds one stub or notice in runes; zero means
+	// DefaultStubMax. It may not be below MinStubMax. Where ViewMax is too
+	// small to show a stub of StubMax runes whole beside the notice of
+	// blocks left out, the converter lowers StubMax to the longest stub
+	// that fits, which is never below MinStubMax; [Converter.Policy]
+	// reports the bound in force.
 	StubMax int
-	// ViewMax bounds one whole view; zero means DefaultViewMax.
+	// ViewMax bounds one whole view (a wake or history text, the JSON
+	// text of a push view or of a script's view), in UTF-16 code units;
+	// zero means DefaultViewMax. It may not be below MinViewMax, the
+	// smallest bound at which every view still shows a whole stub and
+	// the count of blocks it left out.
 	ViewMax int
 	// FetchHint is what a live, unfetched stub offers, such as
 	// "fetch it with fetch_reference"; empty means DefaultFetchHint.
@@ -62,8 +71,8 @@ type Policy struct {
 	Now func() time.Time
 }
 
-// check refuses a negative bound: zero means the default, and no bound is
-// ever "none".
+// check refuses a negative bound (zero means the default, and no bound is
+// ever "none") and a stub or view bound below its minimum.
 func (p Policy) check() error {
 	for _, f := range []struct {
 		name string
@@ -72,6 +81,12 @@ func (p Policy) check() error {
 		if f.v < 0 {
 			return fmt.Errorf("convert: Policy.%s is negative", f.name)
 		}
+	}
+	if p.StubMax != 0 && p.StubMax < MinStubMax {
+		return fmt.Errorf("convert: Policy.StubMax %d is below MinStubMax (%d), too small for the host's own notices", p.StubMax, MinStubMax)
+	}
+	if p.ViewMax != 0 && p.ViewMax < MinViewMax {
+		return fmt.Errorf("convert: Policy.ViewMax %d is below MinViewMax (%d), too small for a whole stub and the count of blocks left out", p.ViewMax, MinViewMax)
 	}
 	return nil
 }
@@ -88,6 +103,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.ViewMax == 0 {
 		p.ViewMax = DefaultViewMax
+	}
+	if room := stubRoom(p.ViewMax); p.StubMax > room {
+		p.StubMax = room // a view always shows one stub whole
 	}
 	if p.FetchHint == "" {
 		p.FetchHint = DefaultFetchHint

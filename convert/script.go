@@ -70,29 +70,42 @@ func nonEmpty(s string) *string {
 }
 
 // Script returns a script's structured view of the content, one item per
-// block in order.
+// block in order. It is bounded like every view: the JSON text of the
+// result, as json.Marshal writes it, never exceeds the view bound. It
+// shows the items in order while they fit, cuts the text of a text or
+// embedded item that does not with a closing "…", never cuts any other
+// item, and then ends with a notice item that says how many blocks it
+// left out.
 func (ct *Content) Script() []ScriptItem {
-	c := ct.c
-	out := make([]ScriptItem, len(ct.blocks))
-	for i, b := range ct.blocks {
-		it := ct.items[i]
-		switch {
-		case b.Kind == KindText:
-			out[i] = ScriptItem{Kind: "text", Text: ct.shownText(i)}
-		case b.Kind == KindReference && !it.withheld:
-			e, ok := c.reg.Entry(it.id)
-			if !ok {
-				out[i] = ScriptItem{Kind: "notice", Text: noticeUnknownRecord}
-				continue
-			}
-			out[i] = c.scriptReference(asShown(e, b), ct.src)
-		case b.Kind == KindInline && !b.Contradiction:
-			out[i] = ScriptItem{Kind: "inline", Text: b.Data, MimeType: label.MediaType(b.MimeType)}
-		case b.Kind == KindEmbedded && !it.withheld:
-			out[i] = ScriptItem{Kind: "embedded", Text: ct.shownText(i), MimeType: label.MediaType(b.MimeType)}
-		default:
-			out[i] = ScriptItem{Kind: "notice", Text: ct.line(i)}
+	max, n := ct.c.policy.ViewMax, len(ct.blocks)
+	out := []ScriptItem{}
+	used := len("[]")
+	for i := 0; i < n; i++ {
+		comma := boolInt(len(out) > 0)
+		reserve := 0 // room kept for the notice, should this block be the last shown
+		if i < n-1 {
+			reserve = len(",") + scriptNoticeOverhead + leftOutLen(n-i-1)
 		}
+		room := max - used - comma - reserve
+		item, cuttable := ct.scriptItem(i, byteLimit(room))
+		if cost := scriptCost(item, room); cost <= room {
+			out = append(out, item)
+			used += comma + cost
+			continue
+		}
+		if cuttable {
+			text := item.Text
+			item.Text = ""
+			strRoom := room - scriptCost(item, room) - len(`,"text":`)
+			if fit, ok := fitJSON(text, 0, strRoom, true); ok {
+				item.Text = fit
+				out = append(out, item)
+			}
+		}
+		break
+	}
+	if left := n - len(out); left > 0 {
+		out = append(out, ScriptItem{Kind: "notice", Text: leftOutNotice(left)})
 	}
 	return out
 }
@@ -120,4 +133,52 @@ func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 		s.URI = uri
 	}
 	return s
+}
+
+// scriptItem is block i as a script's view shows it, and whether the view
+// may cut its text. Of a server's text it reads at most limit bytes (see
+// byteLimit).
+func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
+	c, b, it := ct.c, ct.blocks[i], ct.items[i]
+	switch {
+	case b.Kind == KindText:
+		return ScriptItem{Kind: "text", Text: ct.shownText(i, limit)}, true
+	case b.Kind == KindReference && !it.withheld:
+		e, ok := c.reg.Entry(it.id)
+		if !ok {
+			return ScriptItem{Kind: "notice", Text: c.boundLine(noticeUnknownRecord)}, false
+		}
+		return c.scriptReference(asShown(e, b), ct.src), false
+	case b.Kind == KindInline && !b.Contradiction:
+		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: label.MediaType(b.MimeType)}, false
+	case b.Kind == KindEmbedded && !it.withheld:
+		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: label.MediaType(b.MimeType)}, true
+	}
+	s, _ := ct.line(i, limit)
+	return ScriptItem{Kind: "notice", Text: s}, false
+}
+
+// scriptNoticeOverhead is the JSON cost of a notice item around its text,
+// quotes included.
+const scriptNoticeOverhead = len(`{"kind":"notice","text":""}`)
+
+// scriptCost is the length of item's JSON text in UTF-16 code units, as
+// json.Marshal writes it. For an item other than a reference it stops
+// counting once the cost passes limit.
+func scriptCost(item ScriptItem, limit int) int {
+	if item.Kind == "reference" {
+		raw, err := item.MarshalJSON()
+		if err != nil {
+			return maxInt
+		}
+		return utf16Len(string(raw))
+	}
+	n := len(`{"kind":}`) + jsonStringCost(item.Kind, true, limit)
+	if item.Text != "" && n <= limit {
+		n += len(`,"text":`) + jsonStringCost(item.Text, true, limit-n)
+	}
+	if item.MimeType != "" && n <= limit {
+		n += len(`,"mimeType":`) + jsonStringCost(item.MimeType, true, limit-n)
+	}
+	return n
 }

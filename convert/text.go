@@ -51,16 +51,21 @@ type Source struct {
 	Event string
 }
 
-// provenance is the stub's one line of provenance.
+// provenance is the stub's one line of provenance. It cleans only the
+// names its lane shows, each once; a Content calls it once for all its
+// stubs, since a name may be as long as a server cares to make it.
 func (p Policy) provenance(src Source) string {
 	b := func(s string) string { return label.Display(s, DefaultProvenanceMax) }
-	server, tool, event := b(src.Server), b(src.Tool), b(src.Event)
+	server := b(src.Server)
 	var s string
 	switch src.Lane {
 	case LaneToolResult:
-		switch {
+		switch tool := b(src.Tool); {
 		case tool != "":
 			s = "from tool " + tool
+			if server != "" {
+				s += " of " + server
+			}
 		case server != "":
 			s = "from a tool of " + server
 		default:
@@ -68,12 +73,12 @@ func (p Policy) provenance(src Source) string {
 		}
 	case LanePush:
 		s = "attachment on a push event"
-		if event != "" {
+		if event := b(src.Event); event != "" {
 			s = "attachment on push event " + event
 		}
 	case LaneChannel:
 		s = "attachment on a channel message"
-		if event != "" {
+		if event := b(src.Event); event != "" {
 			s = "attachment on a message in " + event
 		}
 	case LaneInjection:
@@ -81,12 +86,8 @@ func (p Policy) provenance(src Source) string {
 	default:
 		s = "attachment"
 	}
-	if server != "" && !(src.Lane == LaneToolResult && tool == "") {
-		if src.Lane == LaneToolResult {
-			s += " of " + server
-		} else {
-			s += " from " + server
-		}
+	if server != "" && src.Lane != LaneToolResult {
+		s += " from " + server
 	}
 	if src.Server == "" {
 		s += " (no server)"
@@ -125,8 +126,9 @@ const markedWords = "a server marked it never, so neither the model nor its tool
 // own word: no server marked it, the content itself asked.
 const askedWords = "this content asks that neither the model nor its tools receive it"
 
-// stub renders one reference's stub.
-func (c *Converter) stub(e Entry, src Source) string {
+// stub renders one reference's stub in content from src, whose
+// provenance line is prov.
+func (c *Converter) stub(e Entry, src Source, prov string) string {
 	p := c.policy
 	var b strings.Builder
 	b.WriteByte('[')
@@ -146,7 +148,7 @@ func (c *Converter) stub(e Entry, src Source) string {
 		b.WriteString(formatSize(t.SizeBytes))
 	}
 	b.WriteString(", ")
-	b.WriteString(p.provenance(src))
+	b.WriteString(prov)
 	if uri, ok := c.shownURI(e); ok {
 		b.WriteString(", at ")
 		b.WriteString(label.Display(uri, MaxURILen))
@@ -222,14 +224,14 @@ func (c *Converter) noticeContradiction(b Block) string {
 	if b.Type == "audio" {
 		kind = "audio"
 	}
-	return "[inline " + kind + " withheld: it carried data together with reference fields, which the protocol forbids]"
+	return c.boundLine("[inline " + kind + " withheld: it carried data together with reference fields, which the protocol forbids]")
 }
 
 func (c *Converter) noticeInvalid(b Block) string {
 	if b.Invalid == InvalidURITooLong {
-		return "[reference not shown: its link is longer than this host accepts]"
+		return c.boundLine("[reference not shown: its link is longer than this host accepts]")
 	}
-	return "[content block not shown: it is malformed (" + string(b.Invalid) + ")]"
+	return c.boundLine("[content block not shown: it is malformed (" + string(b.Invalid) + ")]")
 }
 
 // noticeEmbeddedNever stands for a withheld embedded resource; why says

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+	"sync"
 
 	"github.com/mcplrefs/refcore/label"
 )
@@ -23,8 +21,9 @@ type Converter struct {
 }
 
 // New returns a Converter that registers in reg under policy p. A zero
-// Policy is the safe default. New fails when reg is nil and when a bound
-// of p is negative.
+// Policy is the safe default. New fails when reg is nil, when a bound of
+// p is negative, and when p sets StubMax below MinStubMax or ViewMax
+// below MinViewMax.
 func New(reg Registrar, p Policy) (*Converter, error) {
 	if reg == nil {
 		return nil, errors.New("convert: New needs a Registrar (such as a *refs.Registry)")
@@ -35,7 +34,8 @@ func New(reg Registrar, p Policy) (*Converter, error) {
 	return &Converter{reg: reg, policy: p.withDefaults()}, nil
 }
 
-// Policy returns the converter's policy with defaults filled in.
+// Policy returns the converter's policy with defaults filled in, and with
+// StubMax lowered where ViewMax leaves a stub less room.
 func (c *Converter) Policy() Policy { return c.policy }
 
 // Content is one ingested tool result, push event, channel message or
@@ -51,6 +51,9 @@ type Content struct {
 	// spans holds, per block, the "uri" members of the JSON its text
 	// holds, which the views withhold where a never governs them.
 	spans [][]uriSpan
+	// prov is the stubs' provenance line, made once on first use.
+	provOnce sync.Once
+	prov     string
 }
 
 // item is what one block became at ingestion.
@@ -150,60 +153,104 @@ func (ct *Content) IDs() []string {
 	return ids
 }
 
-// line renders block i as one text piece, for the text views.
-func (ct *Content) line(i int) string {
+// provenance is the stubs' line of provenance for this content. Its
+// inputs are server-supplied and unbounded, so it is cleaned once for the
+// content, on first use, and not once for every stub.
+func (ct *Content) provenance() string {
+	ct.provOnce.Do(func() { ct.prov = ct.c.policy.provenance(ct.src) })
+	return ct.prov
+}
+
+// line renders block i as one text piece, for the text views, and says
+// how a view may cut it: noCut, or how many of its leading bytes a cut
+// keeps whole. Of a server's text it reads at most limit bytes (see
+// byteLimit); a piece it shortens that way never fits whole.
+func (ct *Content) line(i, limit int) (string, int) {
 	b, it, c := ct.blocks[i], ct.items[i], ct.c
 	switch b.Kind {
 	case KindText:
-		return ct.shownText(i)
+		return ct.shownText(i, limit), 0
 	case KindReference:
 		if it.withheld {
-			return c.noticeServerlessNever(b)
+			return c.noticeServerlessNever(b), noCut
 		}
 		e, ok := c.reg.Entry(it.id)
 		if !ok {
-			return noticeUnknownRecord
+			return c.boundLine(noticeUnknownRecord), noCut
 		}
-		return c.stub(asShown(e, b), ct.src)
+		return c.stub(asShown(e, b), ct.src, ct.provenance()), noCut
 	case KindInline:
 		if b.Contradiction {
-			return c.noticeContradiction(b)
+			return c.noticeContradiction(b), noCut
 		}
-		return c.inlinePlaceholder(b)
+		return c.inlinePlaceholder(b), noCut
 	case KindEmbedded:
 		if it.withheld {
-			return c.noticeEmbeddedNever(b, ct.embeddedWords(b))
+			return c.noticeEmbeddedNever(b, ct.embeddedWords(b)), noCut
 		}
 		if b.Text != "" {
-			return c.embeddedHeader(b) + "\n" + ct.shownText(i)
+			head := c.embeddedHeader(b) + "\n"
+			return head + ct.shownText(i, limit), len(head)
 		}
-		return c.embeddedHeader(b)
+		return c.embeddedHeader(b), noCut
 	case KindInvalid:
-		return c.noticeInvalid(b)
+		return c.noticeInvalid(b), noCut
 	}
-	return c.noticeUnknownType(b)
+	return c.noticeUnknownType(b), noCut
 }
 
-// text joins the text pieces of every block, one per line, bounded.
+// text renders the text views: a prefix of the blocks' pieces, one per
+// line, within the view bound, then the notice of blocks left out.
 func (ct *Content) text() string {
-	parts := make([]string, len(ct.blocks))
-	for i := range ct.blocks {
-		parts[i] = ct.line(i)
+	max, n := ct.c.policy.ViewMax, len(ct.blocks)
+	var b strings.Builder
+	used, shown := 0, 0
+	for i := 0; i < n; i++ {
+		sep := boolInt(i > 0)
+		reserve := 0 // room kept for the notice, should this block be the last shown
+		if i < n-1 {
+			reserve = len("\n") + leftOutLen(n-i-1)
+		}
+		room := max - used - sep - reserve
+		s, keep := ct.line(i, byteLimit(room))
+		fit, ok := fitUTF16(s, keep, room)
+		if !ok {
+			break
+		}
+		if sep == 1 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(fit)
+		used += sep + utf16Len(fit)
+		shown++
+		if fit != s {
+			break // cut
+		}
 	}
 	// No view ends with a newline: a trailing one belongs to no block.
-	return boundUTF16(strings.TrimRight(strings.Join(parts, "\n"), "\n"), ct.c.policy.ViewMax)
+	out := strings.TrimRight(b.String(), "\n")
+	if left := n - shown; left > 0 {
+		if out != "" {
+			out += "\n"
+		}
+		out += leftOutNotice(left)
+	}
+	return out
 }
 
 // History returns the content as a tool result's history text: each
-// block's text, stub or notice on its own line, bounded by the view bound.
-// It never contains a uri the policy did not allow, a never payload or
-// withheld inline data.
+// block's text, stub or notice on its own line. It stays within the view
+// bound, counted in UTF-16 code units: it shows the blocks in order while
+// they fit, cuts a text that does not with a closing "…", never cuts a
+// stub or notice, and then ends with a line that says how many blocks it
+// left out. It never contains a uri the policy did not allow, a never
+// payload or withheld inline data.
 func (ct *Content) History() string { return ct.text() }
 
 // Wake returns the wake text a push produces from the content: the event's
 // text and each attachment's stub, never the payload (RFC-005 §4).
 // Conversion happens before assembly, so no field length changes its size
-// past the view bound.
+// past the view bound. It is bounded as History is.
 func (ct *Content) Wake() string { return ct.text() }
 
 // ModelBlock is one model-facing content block of a push, channel or
@@ -218,56 +265,59 @@ type ModelBlock struct {
 
 // Push returns the model-facing blocks of the content as a push event,
 // channel message or injection delivers them: text as text, each reference
-// as its stub, inline media as media while they fit the view bound, and a
-// notice in place of anything withheld. The JSON text of the result never
-// exceeds the view bound.
+// as its stub, inline media as media, and a notice in place of anything
+// withheld. The JSON text of the result, as [PushJSON] writes it, never
+// exceeds the view bound. It shows the blocks in order while they fit,
+// cuts a text that does not with a closing "…", never cuts a stub, a
+// notice or media, and then ends with a text block that says how many
+// blocks it left out.
 func (ct *Content) Push() []ModelBlock {
-	max := ct.c.policy.ViewMax
-	const reserve = 120 // room for the omission notice
+	max, n := ct.c.policy.ViewMax, len(ct.blocks)
 	out := []ModelBlock{}
-	used := 2 // the array's brackets
-	for i, b := range ct.blocks {
-		var mb ModelBlock
-		if blk, ok := ct.inlined(i); ok {
-			mb = blk
-		} else if b.Kind == KindInline && !b.Contradiction {
-			mb = ModelBlock{Type: b.Type, Data: b.Data, MimeType: label.MediaType(b.MimeType)}
-		} else if b.Kind == KindEmbedded && !ct.items[i].withheld && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" {
-			mb = ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: label.MediaType(b.MimeType)}
-		} else {
-			mb = ModelBlock{Type: "text", Text: ct.line(i)}
+	used := len("[]")
+	for i := 0; i < n; i++ {
+		comma := boolInt(len(out) > 0)
+		reserve := 0 // room kept for the notice, should this block be the last shown
+		if i < n-1 {
+			reserve = len(",") + textOverhead + leftOutLen(n-i-1)
 		}
-		cost := blockCost(mb)
-		if len(out) > 0 {
-			cost++ // comma
-		}
-		if used+cost <= max-reserve || (i == len(ct.blocks)-1 && used+cost <= max) {
+		room := max - used - comma - reserve
+		mb, keep := ct.pushBlock(i, byteLimit(room))
+		if cost := blockCost(mb, room); cost <= room {
 			out = append(out, mb)
-			used += cost
+			used += comma + cost
 			continue
 		}
-		if mb.Type == "text" {
-			room := max - reserve - used - textOverhead
-			if len(out) > 0 {
-				room--
-			}
-			if room > 8 {
-				mb.Text = fitJSONString(mb.Text, room)
+		if mb.Type == "text" && keep != noCut {
+			if fit, ok := fitJSON(mb.Text, keep, room-textOverhead+2, false); ok {
+				mb.Text = fit
 				out = append(out, mb)
-				used += blockCost(mb) + boolInt(len(out) > 1)
 			}
-		}
-		n := len(ct.blocks) - i
-		if mb.Type == "text" && mb.Text != "" {
-			n--
-		}
-		if n > 0 {
-			note := ModelBlock{Type: "text", Text: "[" + strconv.Itoa(n) + " more block(s) not shown: this view reached its size bound]"}
-			out = append(out, note)
 		}
 		break
 	}
+	if left := n - len(out); left > 0 {
+		out = append(out, ModelBlock{Type: "text", Text: leftOutNotice(left)})
+	}
 	return out
+}
+
+// pushBlock is block i as the push view shows it, and how the view may
+// cut its text (see line).
+func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
+	b := ct.blocks[i]
+	switch {
+	case b.Kind == KindReference:
+		if blk, ok := ct.inlined(i); ok {
+			return blk, noCut
+		}
+	case b.Kind == KindInline && !b.Contradiction:
+		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
+	case b.Kind == KindEmbedded && !ct.items[i].withheld && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "":
+		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
+	}
+	s, keep := ct.line(i, limit)
+	return ModelBlock{Type: "text", Text: s}, keep
 }
 
 // inlined asks the policy's Inline hook about block i, where a verified
@@ -300,30 +350,33 @@ func asShown(e Entry, b Block) Entry {
 
 // shownText returns the text of block i as the views show it: each "uri"
 // member of the JSON it holds whose uri the content calls never, or whose
-// record a server marked, replaced by withheldURI.
-func (ct *Content) shownText(i int) string {
+// record a server marked, replaced by withheldURI. It stops once it has
+// written limit bytes, so a view reads no more of a long text than it
+// could show; a cut falls only between replacements, never inside one.
+func (ct *Content) shownText(i, limit int) string {
 	text, spans := ct.blocks[i].Text, ct.spans[i]
-	if len(spans) == 0 {
-		return text
-	}
 	var b strings.Builder
-	last, cut := 0, false
+	last := 0 // bytes of text consumed; b holds what they became
 	for _, sp := range spans {
+		// Up to this span the shown text is b, then text[last:sp.start].
+		if b.Len()+sp.start-last >= limit {
+			break
+		}
 		if !ct.withholds(sp) {
 			continue
-		}
-		if !cut {
-			b.Grow(len(text))
-			cut = true
 		}
 		b.WriteString(text[last:sp.start])
 		b.WriteString(withheldURI)
 		last = sp.end
 	}
-	if !cut {
-		return text
+	rest := text[last:]
+	if room := max(limit-b.Len(), 0); len(rest) > room {
+		rest = rest[:room]
 	}
-	b.WriteString(text[last:])
+	if last == 0 { // nothing withheld: no copy
+		return rest
+	}
+	b.WriteString(rest)
 	return b.String()
 }
 
@@ -374,96 +427,18 @@ func PushJSON(blocks []ModelBlock) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// textOverhead is the JSON cost of a text block without its text's quotes'
-// contents: {"type":"text","text":""}.
-const textOverhead = len(`{"type":"text","text":""}`)
-
-// blockCost is the JSON cost of mb in UTF-16 code units, counting every
-// character as Go's encoder escapes it (an upper bound on JavaScript's).
-func blockCost(mb ModelBlock) int {
-	n := len(`{"type":}`) + jsonStringCost(mb.Type)
-	if mb.Text != "" {
-		n += len(`,"text":`) + jsonStringCost(mb.Text)
+// blockCost is the JSON cost of mb in UTF-16 code units as [PushJSON]
+// writes it. It stops counting once the cost passes limit.
+func blockCost(mb ModelBlock, limit int) int {
+	n := len(`{"type":}`) + jsonStringCost(mb.Type, false, limit)
+	if mb.Text != "" && n <= limit {
+		n += len(`,"text":`) + jsonStringCost(mb.Text, false, limit-n)
 	}
-	if mb.Data != "" {
-		n += len(`,"data":`) + jsonStringCost(mb.Data)
+	if mb.Data != "" && n <= limit {
+		n += len(`,"data":`) + jsonStringCost(mb.Data, false, limit-n)
 	}
-	if mb.MimeType != "" {
-		n += len(`,"mimeType":`) + jsonStringCost(mb.MimeType)
+	if mb.MimeType != "" && n <= limit {
+		n += len(`,"mimeType":`) + jsonStringCost(mb.MimeType, false, limit-n)
 	}
 	return n
-}
-
-// jsonStringCost is the length of s as a quoted JSON string, in UTF-16
-// code units.
-func jsonStringCost(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeJSONCost(r, size)
-		i += size
-	}
-	return n
-}
-
-func runeJSONCost(r rune, size int) int {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return 6 // \ufffd
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
-		return 2
-	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029:
-		return 6
-	case r >= 0x10000:
-		return 2
-	}
-	return 1
-}
-
-// fitJSONString cuts s so that its JSON string form, with a closing "…",
-// costs at most room code units.
-func fitJSONString(s string, room int) string {
-	budget := room - 2 - 1 // quotes and the marker
-	used := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		c := runeJSONCost(r, size)
-		if used+c > budget {
-			return s[:i] + "…"
-		}
-		used += c
-		i += size
-	}
-	return s
-}
-
-// boundUTF16 cuts s to at most max UTF-16 code units, ending a cut string
-// with "…" and never splitting a rune.
-func boundUTF16(s string, max int) string {
-	if len(s) <= max || utf16Len(s) <= max { // a byte is at least a code unit's worth
-		return s
-	}
-	units := 0
-	for i, r := range s {
-		units += utf16.RuneLen(r)
-		if units > max-1 { // room for the marker
-			return s[:i] + "…"
-		}
-	}
-	return s
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -1,0 +1,117 @@
+package convert_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// allocated returns the bytes of heap f allocates, as the runtime counts
+// them across the whole process.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestSourceCleanedOncePerContent pins L1 and L5 against amplification: a
+// tool name of a mebibyte laced with zero-width spaces is cleaned once for
+// a content, not once for every stub. With 1,000 references, cleaning it
+// per stub allocates a gibibyte; once per content allocates one mebibyte
+// plus what the views themselves hold.
+func TestSourceCleanedOncePerContent(t *testing.T) {
+	const n = 1000
+	blocks := referenceBlocks(n)
+	c := mustConverter(t, mustRegistry(t, refs.Config{Capacity: 2 * n}), convert.Policy{ViewMax: 1 << 20})
+	src := convert.Source{Server: zeroWidthName(1 << 20), Lane: convert.LanePush, Tool: zeroWidthName(1 << 20), Event: zeroWidthName(1 << 20)}
+	ct := c.Ingest(t.Context(), blocks, src)
+	var views []string
+	got := allocated(func() {
+		script, _ := json.Marshal(ct.Script())
+		views = []string{ct.History(), ct.Wake(), convert.PushJSON(ct.Push()), string(script)}
+	})
+	var shown uint64
+	for _, v := range views {
+		shown += uint64(len(v))
+	}
+	// Three names of 1 MiB each, cleaned once, and a few copies of what
+	// the views hold; far below one mebibyte per stub.
+	t.Logf("%d stubs under three 1 MiB source names: %d KiB allocated, %d KiB of views", n, got>>10, shown>>10)
+	if limit := 3<<20 + 8*shown + 16<<20; got > limit {
+		t.Errorf("L5: rendering %d stubs under mebibyte source names allocated %d MiB, over %d MiB: the names are cleaned per stub", n, got>>20, limit>>20)
+	}
+	if !strings.Contains(views[0], "attachment on push event aaaa") {
+		t.Errorf("L1: the cleaned event name is missing from the stub: %.200s", views[0])
+	}
+}
+
+// countingRegistrar counts the lookups a view makes through it.
+type countingRegistrar struct {
+	convert.Registrar
+	entries int
+}
+
+func (r *countingRegistrar) Entry(id string) (convert.Entry, bool) {
+	r.entries++
+	return r.Registrar.Entry(id)
+}
+
+// TestViewsStopAtBound pins S4 against amplification: a view stops
+// rendering at its bound. Of 10,000 references, a view under the default
+// bound shows a few dozen stubs, so it looks up a few dozen records, not
+// all of them (each lookup also counts as showing the record).
+func TestViewsStopAtBound(t *testing.T) {
+	const n = 10000
+	reg := &countingRegistrar{Registrar: mustRegistry(t, refs.Config{Capacity: 2 * n})}
+	c := mustConverter(t, reg, convert.Policy{})
+	ct := c.Ingest(context.Background(), referenceBlocks(n), convert.Source{Server: "vst", Tool: "vst_render"})
+	limit := convert.DefaultViewMax / 40 // no stub is shorter than 40 code units
+	for name, view := range map[string]func(){
+		"history": func() { _ = ct.History() },
+		"wake":    func() { _ = ct.Wake() },
+		"push":    func() { _ = ct.Push() },
+		"script":  func() { _ = ct.Script() },
+	} {
+		reg.entries = 0
+		view()
+		if reg.entries > limit {
+			t.Errorf("S4: the %s view looked up %d of %d records under a bound of %d code units; it renders past its bound", name, reg.entries, n, convert.DefaultViewMax)
+		}
+	}
+}
+
+// TestScriptViewBound pins S4 on the script's view: 100,000 references
+// give a script view whose JSON stays within the view bound and ends with
+// a notice that counts exactly the blocks left out.
+func TestScriptViewBound(t *testing.T) {
+	n := 100000
+	if testing.Short() {
+		n = 10000
+	}
+	c := mustConverter(t, mustRegistry(t, refs.Config{Capacity: n}), convert.Policy{})
+	ct := c.Ingest(t.Context(), referenceBlocks(n), convert.Source{Server: "vst", Tool: "vst_render"})
+	items := ct.Script()
+	raw, err := json.Marshal(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := utf16Len(string(raw)); got > convert.DefaultViewMax {
+		t.Fatalf("S4: the script view of %d references is %d code units, over the bound %d", n, got, convert.DefaultViewMax)
+	}
+	last := items[len(items)-1]
+	left, ok := leftOutCount(last.Text)
+	if last.Kind != "notice" || !ok {
+		t.Fatalf("S6: a cut script view must end with a notice of what it left out, got %+v", last)
+	}
+	if shown := len(items) - 1; left != n-shown {
+		t.Errorf("S6: the script view shows %d of %d blocks but its notice says %d were left out", shown, n, left)
+	}
+}
