@@ -1,0 +1,258 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// callInfo is what the capture learned of a request the client sent.
+type callInfo struct {
+	token  string // the call token, from the context or the request's _meta
+	method string
+}
+
+// A link is one connection's memory of the requests its client sent.
+type link interface {
+	// record remembers a request until its answer arrives.
+	record(id string, info callInfo)
+	// route returns, and forgets, what is known of the request a response
+	// with this id answers.
+	route(id string) (callInfo, bool)
+	// forget drops a request whose answer will not come.
+	forget(id string)
+}
+
+// blockList decodes a content member: a JSON array's elements, each kept
+// as the raw bytes the server wrote. Anything else is not a list.
+type blockList struct {
+	blocks []json.RawMessage
+	list   bool
+	size   int64
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *blockList) UnmarshalJSON(data []byte) error {
+	if len(data) == 0 || data[0] != '[' {
+		return nil
+	}
+	if err := json.Unmarshal(data, &b.blocks); err != nil {
+		b.blocks = nil
+		return nil
+	}
+	b.list = true
+	for _, blk := range b.blocks {
+		b.size += int64(len(blk))
+	}
+	return nil
+}
+
+// inMessage is the part of a message from a server the capture reads.
+type inMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result *struct {
+		Content blockList `json:"content"`
+		IsError bool      `json:"isError"`
+	} `json:"result"`
+}
+
+// outMessage is the part of a message from the client the capture reads.
+type outMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta      map[string]json.RawMessage `json:"_meta"`
+		RequestID json.RawMessage            `json:"requestId"`
+	} `json:"params"`
+}
+
+// decode reads data into v, taking what decodes when a member has an
+// unexpected type; it fails only for text that is not JSON.
+func decode(data []byte, v any) bool {
+	err := json.Unmarshal(data, v)
+	var typeErr *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &typeErr)
+}
+
+// each calls fn with each message of a JSON text: the text itself, or the
+// elements of a batch.
+func each(data []byte, fn func([]byte)) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return
+	}
+	if data[0] != '[' {
+		fn(data)
+		return
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(data, &batch) != nil {
+		return
+	}
+	for _, m := range batch {
+		fn(m)
+	}
+}
+
+// canonID returns a JSON-RPC id as compact JSON text, or "" for none.
+func canonID(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] != '"' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return "" // an id is a string or a number
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// unquote returns the string a noted JSON string value holds, or "".
+func unquote(raw []byte) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// answersTool reports whether a response to method can carry a tool
+// result; an unknown method can.
+func answersTool(method string) bool {
+	return method == "" || method == "tools/call" || method == "tasks/result"
+}
+
+// incoming handles one JSON text a server sent, on l.
+func (c *Capture) incoming(s *jsonScan, l link) {
+	if s.over {
+		c.incomingTooLarge(canonID(s.id), unquote(s.method), l)
+		return
+	}
+	each(s.buf, func(data []byte) { c.incomingOne(data, l) })
+}
+
+func (c *Capture) incomingOne(data []byte, l link) {
+	var m inMessage
+	if !decode(data, &m) {
+		return
+	}
+	id := canonID(m.ID)
+	switch {
+	case m.Method != "":
+		if id == "" {
+			c.notify(m.Method, m.Params)
+		}
+		// A request from the server is neither a result nor a
+		// notification.
+	case id != "":
+		info, _ := l.route(id)
+		if m.Result == nil || !m.Result.Content.list {
+			return
+		}
+		c.keep(info.token, held{
+			res:  Result{ID: id, Method: info.method, Content: m.Result.Content.blocks, IsError: m.Result.IsError},
+			size: m.Result.Content.size,
+		})
+	}
+}
+
+// incomingTooLarge handles a message from a server that was larger than
+// the bound, from what was noted of it on the way.
+func (c *Capture) incomingTooLarge(id, method string, l link) {
+	c.mu.Lock()
+	c.tooLarge++
+	c.mu.Unlock()
+	if method != "" || id == "" {
+		return // a notification or request, or a message that names no call
+	}
+	info, _ := l.route(id)
+	if !answersTool(info.method) {
+		return
+	}
+	c.keep(info.token, held{res: Result{ID: id, Method: info.method}, tooLarge: true})
+}
+
+// keep holds a result under its call's token, or under its id when the
+// request carried none.
+func (c *Capture) keep(token string, h held) {
+	key := "i" + h.res.ID
+	if token != "" {
+		key = "t" + token
+	}
+	c.mu.Lock()
+	c.results.put(key, h)
+	c.mu.Unlock()
+}
+
+// notify queues a notification, letting the oldest go when the queue is
+// full. It never waits.
+func (c *Capture) notify(method string, params json.RawMessage) {
+	if c.notes == nil {
+		return
+	}
+	n := Notification{Method: method, Params: params}
+	if len(params) > 0 {
+		var p struct {
+			Content blockList `json:"content"`
+		}
+		if decode(params, &p) && p.Content.list {
+			n.Content = p.Content.blocks
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case c.notes <- n:
+		return
+	default:
+	}
+	select {
+	case <-c.notes:
+		c.notesDropped++
+	default:
+	}
+	select {
+	case c.notes <- n:
+	default:
+		c.notesDropped++
+	}
+}
+
+// outgoing handles one JSON text the client sent on l; ctxToken is the
+// token of the call the request's context marks, when the capture can see
+// that context.
+func (c *Capture) outgoing(s *jsonScan, ctxToken string, l link) {
+	if s.over {
+		// Too large to read whole: remember the request by what was noted,
+		// without a token from its _meta.
+		if id, method := canonID(s.id), unquote(s.method); id != "" && method != "" {
+			l.record(id, callInfo{token: ctxToken, method: method})
+		}
+		return
+	}
+	each(s.buf, func(data []byte) {
+		var m outMessage
+		if !decode(data, &m) || m.Method == "" {
+			return // a response to the server's request
+		}
+		id := canonID(m.ID)
+		if id == "" {
+			if m.Method == "notifications/cancelled" {
+				if r := canonID(m.Params.RequestID); r != "" {
+					l.forget(r)
+				}
+			}
+			return
+		}
+		token := ctxToken
+		if token == "" {
+			token = unquote(m.Params.Meta[MetaKey])
+		}
+		l.record(id, callInfo{token: token, method: m.Method})
+	})
+}

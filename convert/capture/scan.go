@@ -1,0 +1,304 @@
+package capture
+
+import "bytes"
+
+// The states of a top-level object's members, as a jsonScan follows them.
+const (
+	memberKey       = iota // a key may start (after '{' or ',')
+	memberInKey            // inside a key's string
+	memberColon            // after a key, before its ':'
+	memberValue            // after ':', before the value
+	memberString           // inside a string value
+	memberScalar           // inside a number, true, false or null
+	memberContainer        // inside an object or array value
+	memberAfter            // after a value, before ',' or '}'
+)
+
+// Which top-level member's value is being noted.
+const (
+	noteNone = iota
+	noteID
+	noteMethod
+)
+
+// noteMax bounds a noted key or value; an id or method longer than this is
+// not noted.
+const noteMax = 256
+
+// A jsonScan follows one JSON text at a time: it keeps the text's bytes up
+// to a bound, and notes the raw values of the top-level members "id" and
+// "method" as they pass, so that a text too large to keep still says which
+// call it answers. It never fails: bytes that are not JSON only make a
+// text that will not decode.
+type jsonScan struct {
+	max  int
+	buf  []byte
+	over bool // the text passed max; buf holds nothing
+
+	depth int
+	inStr bool
+	esc   bool
+	began bool // a value has begun
+	obj   bool // the top-level value is an object
+
+	member  int
+	noting  int
+	note    []byte
+	tooLong bool
+	id      []byte
+	method  []byte
+}
+
+// reset makes the scan ready for the next text.
+func (s *jsonScan) reset() {
+	if cap(s.buf) > 64<<10 {
+		s.buf = nil // let a large text's memory go
+	}
+	s.buf = s.buf[:0]
+	s.over = false
+	s.depth, s.inStr, s.esc, s.began, s.obj = 0, false, false, false, false
+	s.member, s.noting, s.tooLong = memberKey, noteNone, false
+	s.note = s.note[:0]
+	s.id, s.method = nil, nil
+}
+
+// keep appends p to the text's bytes, unless that would pass the bound.
+func (s *jsonScan) keep(p []byte) {
+	if s.over || len(p) == 0 {
+		return
+	}
+	if len(s.buf)+len(p) > s.max {
+		s.over = true
+		s.buf = nil
+		return
+	}
+	s.buf = append(s.buf, p...)
+}
+
+// scan follows p. With stop set it returns after the byte that closes the
+// top-level value, reporting how many bytes it used and that the value
+// ended; otherwise it uses all of p.
+func (s *jsonScan) scan(p []byte, stop bool) (int, bool) {
+	for i := 0; i < len(p); i++ {
+		if s.inStr && !s.esc && !s.notingString() {
+			j := quoteOrBackslash(p[i:])
+			if j < 0 {
+				return len(p), false
+			}
+			i += j
+		}
+		s.step(p[i])
+		if stop && s.began && s.depth == 0 {
+			return i + 1, true
+		}
+	}
+	return len(p), false
+}
+
+// notingString reports whether the bytes of the current string are noted.
+func (s *jsonScan) notingString() bool {
+	return s.depth == 1 && s.obj && (s.member == memberInKey || s.member == memberString)
+}
+
+// quoteOrBackslash returns the index of the first '"' or '\\' in b, or -1.
+func quoteOrBackslash(b []byte) int {
+	q := bytes.IndexByte(b, '"')
+	end := q
+	if end < 0 {
+		end = len(b)
+	}
+	if k := bytes.IndexByte(b[:end], '\\'); k >= 0 {
+		return k
+	}
+	return q
+}
+
+// step follows one byte.
+func (s *jsonScan) step(c byte) {
+	top := s.depth == 1 && s.obj
+	if s.inStr {
+		switch {
+		case s.esc:
+			s.esc = false
+		case c == '\\':
+			s.esc = true
+		case c == '"':
+			s.inStr = false
+		}
+		if !top {
+			return
+		}
+		switch s.member {
+		case memberInKey:
+			if !s.inStr {
+				s.keyDone()
+				return
+			}
+			s.add(c)
+		case memberString:
+			s.add(c)
+			if !s.inStr {
+				s.valueDone()
+			}
+		}
+		return
+	}
+	switch c {
+	case ' ', '\t', '\n', '\r':
+		if top && s.member == memberScalar {
+			s.valueDone()
+		}
+	case '"':
+		s.inStr = true
+		if top {
+			switch s.member {
+			case memberKey:
+				s.member = memberInKey
+				s.note, s.tooLong = s.note[:0], false
+			case memberValue:
+				s.member = memberString
+				s.note, s.tooLong = s.note[:0], false
+				s.add(c)
+			}
+		}
+	case '{', '[':
+		s.depth++
+		switch {
+		case s.depth == 1:
+			s.began, s.obj = true, c == '{'
+			s.member, s.noting = memberKey, noteNone
+		case s.depth == 2 && s.obj && s.member == memberValue:
+			s.member, s.noting = memberContainer, noteNone
+		}
+	case '}', ']':
+		if top && s.member == memberScalar {
+			s.valueDone()
+		}
+		if s.depth > 0 {
+			s.depth--
+		}
+		if s.depth == 1 && s.obj && s.member == memberContainer {
+			s.member = memberAfter
+		}
+	case ',':
+		if top {
+			if s.member == memberScalar {
+				s.valueDone()
+			}
+			s.member = memberKey
+		}
+	case ':':
+		if top && s.member == memberColon {
+			s.member = memberValue
+		}
+	default:
+		if top {
+			switch s.member {
+			case memberValue:
+				s.member = memberScalar
+				s.note, s.tooLong = s.note[:0], false
+				s.add(c)
+			case memberScalar:
+				s.add(c)
+			}
+		}
+	}
+}
+
+// add notes one byte of a key, or of a value being noted.
+func (s *jsonScan) add(c byte) {
+	if s.member != memberInKey && s.noting == noteNone {
+		return
+	}
+	if len(s.note) >= noteMax {
+		s.tooLong = true
+		return
+	}
+	s.note = append(s.note, c)
+}
+
+// keyDone ends a top-level key: its value is noted when the key is "id"
+// or "method".
+func (s *jsonScan) keyDone() {
+	s.member, s.noting = memberColon, noteNone
+	if s.tooLong {
+		return
+	}
+	switch string(s.note) {
+	case "id":
+		s.noting = noteID
+	case "method":
+		s.noting = noteMethod
+	}
+}
+
+// valueDone ends a top-level value.
+func (s *jsonScan) valueDone() {
+	if !s.tooLong {
+		switch s.noting {
+		case noteID:
+			s.id = append(s.id[:0], s.note...)
+		case noteMethod:
+			s.method = append(s.method[:0], s.note...)
+		}
+	}
+	s.member, s.noting = memberAfter, noteNone
+}
+
+// A jsonStream splits a byte stream of JSON texts, one after another
+// (newline-delimited JSON, or one application/json body), and hands each
+// whole text to emit. Bytes between texts that do not start one are
+// skipped to the end of their line.
+type jsonStream struct {
+	scan    jsonScan
+	inValue bool
+	junk    bool
+	emit    func(*jsonScan)
+}
+
+func newJSONStream(max int, emit func(*jsonScan)) *jsonStream {
+	return &jsonStream{scan: jsonScan{max: max}, emit: emit}
+}
+
+// write follows p.
+func (f *jsonStream) write(p []byte) {
+	for len(p) > 0 {
+		if !f.inValue {
+			i := 0
+		skip:
+			for i < len(p) {
+				if f.junk {
+					j := bytes.IndexByte(p[i:], '\n')
+					if j < 0 {
+						return
+					}
+					i += j + 1
+					f.junk = false
+					continue
+				}
+				switch p[i] {
+				case '{', '[':
+					break skip
+				case ' ', '\t', '\r', '\n':
+					i++
+				default:
+					f.junk = true
+				}
+			}
+			p = p[i:]
+			if len(p) == 0 {
+				return
+			}
+			f.scan.reset()
+			f.inValue = true
+		}
+		n, ended := f.scan.scan(p, true)
+		f.scan.keep(p[:n])
+		p = p[n:]
+		if ended {
+			f.inValue = false
+			f.emit(&f.scan)
+			f.scan.reset()
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package capture
+
+import "bytes"
+
+// The states of an sseStream within a line.
+const (
+	sseLineStart = iota // at the start of a line
+	sseName             // in a field's name
+	sseDataSpace        // after "data:", where one space may follow
+	sseData             // in a data field's value
+	sseSkip             // in a comment, or a field other than data
+)
+
+// An sseStream follows a text/event-stream body as the SDK reads it and
+// hands each event's data, one JSON text, to emit when the event ends.
+// The data goes straight into a jsonScan, so no line is held whole.
+type sseStream struct {
+	scan      jsonScan
+	state     int
+	name      [8]byte
+	nameLen   int
+	nameLong  bool
+	afterCR   bool
+	dataLines int
+	started   bool // past the stream's first byte (where a BOM may stand)
+	bom       int  // bytes of a leading byte order mark seen so far
+	emit      func(*jsonScan)
+}
+
+func newSSEStream(max int, emit func(*jsonScan)) *sseStream {
+	f := &sseStream{scan: jsonScan{max: max}, emit: emit}
+	f.scan.reset()
+	return f
+}
+
+var bom = [3]byte{0xEF, 0xBB, 0xBF}
+
+// write follows p.
+func (f *sseStream) write(p []byte) {
+	i := 0
+	for !f.started && i < len(p) {
+		if p[i] == bom[f.bom] {
+			f.bom++
+			i++
+			if f.bom == len(bom) {
+				f.started = true
+			}
+			continue
+		}
+		if f.bom > 0 {
+			// Not a byte order mark after all: what was taken for one
+			// starts the first field's name.
+			for _, c := range bom[:f.bom] {
+				f.nameByte(c)
+			}
+			f.state = sseName
+		}
+		f.started = true
+	}
+	for i < len(p) {
+		c := p[i]
+		if f.afterCR {
+			f.afterCR = false
+			if c == '\n' {
+				i++
+				continue
+			}
+		}
+		switch f.state {
+		case sseLineStart:
+			switch c {
+			case '\r', '\n':
+				f.dispatch()
+				f.afterCR = c == '\r'
+				i++
+			case ':':
+				f.state = sseSkip
+				i++
+			default:
+				f.state, f.nameLen, f.nameLong = sseName, 0, false
+			}
+		case sseName:
+			switch c {
+			case ':':
+				i++
+				if f.isData() {
+					f.dataBegin()
+					f.state = sseDataSpace
+				} else {
+					f.state = sseSkip
+				}
+			case '\r', '\n':
+				if f.isData() {
+					f.dataBegin()
+				}
+				f.lineEnd(c)
+				i++
+			default:
+				f.nameByte(c)
+				i++
+			}
+		case sseDataSpace:
+			if c == ' ' {
+				i++
+			}
+			f.state = sseData
+		case sseData, sseSkip:
+			j := lineBreak(p[i:])
+			end := len(p)
+			if j >= 0 {
+				end = i + j
+			}
+			if f.state == sseData {
+				f.data(p[i:end])
+			}
+			if j < 0 {
+				return
+			}
+			f.lineEnd(p[end])
+			i = end + 1
+		}
+	}
+}
+
+func (f *sseStream) nameByte(c byte) {
+	if f.nameLen == len(f.name) {
+		f.nameLong = true
+		return
+	}
+	f.name[f.nameLen] = c
+	f.nameLen++
+}
+
+func (f *sseStream) isData() bool {
+	return !f.nameLong && string(f.name[:f.nameLen]) == "data"
+}
+
+// dataBegin starts one data line: lines after the first are joined to the
+// event's data by a line feed.
+func (f *sseStream) dataBegin() {
+	if f.dataLines > 0 {
+		f.data([]byte{'\n'})
+	}
+	f.dataLines++
+}
+
+func (f *sseStream) data(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	f.scan.scan(p, false)
+	f.scan.keep(p)
+}
+
+func (f *sseStream) lineEnd(c byte) {
+	f.state = sseLineStart
+	f.afterCR = c == '\r'
+}
+
+// dispatch ends an event: one with data is handed on.
+func (f *sseStream) dispatch() {
+	if f.dataLines == 0 {
+		return
+	}
+	f.emit(&f.scan)
+	f.scan.reset()
+	f.dataLines = 0
+}
+
+// end is called at the end of the body: an event the server left open is
+// handed on too, as a lenient reader would take it.
+func (f *sseStream) end() {
+	f.dispatch()
+	f.state = sseLineStart
+}
+
+// lineBreak returns the index of the first '\r' or '\n' in b, or -1.
+func lineBreak(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	end := n
+	if end < 0 {
+		end = len(b)
+	}
+	if r := bytes.IndexByte(b[:end], '\r'); r >= 0 {
+		return r
+	}
+	return n
+}

@@ -1,0 +1,319 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The client reads exactly the bytes the server wrote, however the server
+// splits them, and the call's blocks are captured by its context.
+func TestTransportJSONAndSSE(t *testing.T) {
+	for _, media := range []string{"application/json", "text/event-stream"} {
+		for _, chunk := range []int{0, 1, 3, 17, 64} {
+			t.Run(fmt.Sprintf("%s/chunk%d", media, chunk), func(t *testing.T) {
+				f, srv := newFakeServer(t, media, chunk)
+				tap := New(Options{})
+				client := &http.Client{Transport: tap.Transport(nil)}
+				ctx := WithCall(context.Background())
+				got := post(t, client, ctx, srv.URL, toolCall("7", nil))
+				if sent := f.sentFor("7"); !bytes.Equal(got, sent) {
+					t.Fatalf("the client read %q, the server sent %q", got, sent)
+				}
+				res, err := tap.Take(ctx)
+				wantBlocks(t, res.Content, err)
+				if res.ID != "7" || res.Method != "tools/call" || res.IsError {
+					t.Errorf("result %+v, want id 7, method tools/call, not an error", res)
+				}
+				if _, err := tap.Take(ctx); !errors.Is(err, ErrNotCaptured) {
+					t.Errorf("a second Take: %v, want ErrNotCaptured", err)
+				}
+				if st := tap.Stats(); st.Pending != 0 || st.Dropped != 0 {
+					t.Errorf("stats %+v, want nothing held or dropped", st)
+				}
+			})
+		}
+	}
+}
+
+// The server receives the request exactly as the client made it.
+func TestTransportLeavesRequestAlone(t *testing.T) {
+	f, srv := newFakeServer(t, "text/event-stream", 0)
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	body := toolCall("1", Meta(WithCall(context.Background())))
+	post(t, client, WithCall(context.Background()), srv.URL, body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.bodies) != 1 || string(f.bodies[0]) != body {
+		t.Fatalf("the server received %q, want %q", f.bodies, body)
+	}
+	h := f.headers[0]
+	for k, v := range map[string]string{
+		"Content-Type":         "application/json",
+		"Accept":               "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2025-11-25",
+		"Mcp-Session-Id":       "sess-1",
+	} {
+		if got := h.Values(k); len(got) != 1 || got[0] != v {
+			t.Errorf("header %s arrived as %q, want %q", k, got, v)
+		}
+	}
+}
+
+// A token in the request's _meta names the call when its context does
+// not.
+func TestTransportMetaToken(t *testing.T) {
+	_, srv := newFakeServer(t, "application/json", 0)
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	call := WithCall(context.Background())
+	post(t, client, context.Background(), srv.URL, toolCall(`"a1"`, Meta(call)))
+	res, err := tap.Take(call)
+	wantBlocks(t, res.Content, err)
+	if res.ID != `"a1"` {
+		t.Errorf("id %s, want \"a1\"", res.ID)
+	}
+}
+
+// onlyReader hides what else a reader is, so that http.NewRequest sets no
+// GetBody.
+type onlyReader struct{ io.Reader }
+
+// A request whose body cannot be read again is known by its context: the
+// answer on its own stream goes to its call.
+func TestTransportBlindRequest(t *testing.T) {
+	f, srv := newFakeServer(t, "text/event-stream", 5)
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	ctx := WithCall(context.Background())
+	body := toolCall("3", nil)
+	got := postBody(t, client, ctx, srv.URL, onlyReader{strings.NewReader(body)})
+	if sent := f.sentFor("3"); !bytes.Equal(got, sent) {
+		t.Fatalf("the client read %q, the server sent %q", got, sent)
+	}
+	f.mu.Lock()
+	arrived := string(f.bodies[0])
+	f.mu.Unlock()
+	if arrived != body {
+		t.Fatalf("the server received %q, want %q", arrived, body)
+	}
+	blocks, err := tap.Blocks(ctx)
+	wantBlocks(t, blocks, err)
+}
+
+// A request with no token leaves its result to be taken by id.
+func TestTransportByID(t *testing.T) {
+	_, srv := newFakeServer(t, "text/event-stream", 0)
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	post(t, client, context.Background(), srv.URL, toolCall("41", nil))
+	post(t, client, context.Background(), srv.URL, toolCall("42", nil))
+	post(t, client, context.Background(), srv.URL, toolCall(`"x"`, nil))
+	if _, err := tap.TakeID("41"); !errors.Is(err, ErrNotCaptured) {
+		t.Errorf("the string \"41\" is not the number 41: %v", err)
+	}
+	res, err := tap.TakeID(41)
+	wantBlocks(t, res.Content, err)
+	res, err = tap.TakeID(json.RawMessage(" 42 "))
+	wantBlocks(t, res.Content, err)
+	res, err = tap.TakeID("x")
+	wantBlocks(t, res.Content, err)
+	if _, err := tap.Take(context.Background()); !errors.Is(err, ErrNoCall) {
+		t.Errorf("Take with no call: %v, want ErrNoCall", err)
+	}
+}
+
+// A response that is not JSON or an event stream is handed on untouched.
+func TestTransportOtherMedia(t *testing.T) {
+	f, srv := newFakeServer(t, "text/plain", 0)
+	f.answer = func(rpcRequest) string { return "not json at all {" }
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(toolCall("1", nil)))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, ok := resp.Body.(*tapBody); ok {
+		t.Error("a text/plain body was wrapped")
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != "not json at all {" {
+		t.Errorf("read %q", b)
+	}
+}
+
+// Notifications on the background stream are queued with their content,
+// the stream's bytes reach the client untouched, and an answer that comes
+// on the background stream (as after a broken stream resumes) still goes
+// to its call.
+func TestTransportBackgroundStream(t *testing.T) {
+	f, srv := newFakeServer(t, "text/event-stream", 4)
+	// The POST's own stream closes without the answer.
+	f.answer = func(rpcRequest) string {
+		return `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`
+	}
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", "sess-1")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan []byte)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 5)
+		for {
+			n, err := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				read <- b.Bytes()
+				return
+			}
+		}
+	}()
+
+	ctx := WithCall(context.Background())
+	post(t, client, ctx, srv.URL, toolCall("9", nil))
+	if _, err := tap.Take(ctx); !errors.Is(err, ErrNotCaptured) {
+		t.Fatalf("before the answer: %v", err)
+	}
+	push := `{"jsonrpc":"2.0","method":"notifications/mcpl/push","params":{"event":"take","content":[` + refBlock + `]}}`
+	answer := `{"jsonrpc":"2.0","id":9,"result":{"content":[` + textBlock + "," + refBlock + `]}}`
+	stream := "event: message\r\ndata: " + push + "\r\n\r\n: keep-alive\n\nid: 5\ndata: " + answer + "\n\n"
+	f.push <- stream
+
+	notes := tap.Notifications()
+	var got []Notification
+	for len(got) < 2 {
+		select {
+		case n := <-notes:
+			got = append(got, n)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("notifications: got %d, want 2", len(got))
+		}
+	}
+	if got[0].Method != "notifications/progress" || got[0].Content != nil {
+		t.Errorf("first notification %+v", got[0])
+	}
+	if got[1].Method != "notifications/mcpl/push" || len(got[1].Content) != 1 || string(got[1].Content[0]) != refBlock {
+		t.Errorf("push notification %+v, want its reference block byte for byte", got[1])
+	}
+	if !strings.Contains(string(got[1].Params), `"event":"take"`) {
+		t.Errorf("params %s", got[1].Params)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		blocks, err := tap.Blocks(ctx)
+		if err == nil {
+			wantBlocks(t, blocks, err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the answer on the background stream was not captured: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv.CloseClientConnections()
+	if b := <-read; string(b) != stream {
+		t.Errorf("the background stream read %q, the server sent %q", b, stream)
+	}
+}
+
+// Many calls at once each get their own result.
+func TestTransportConcurrentCalls(t *testing.T) {
+	f, srv := newFakeServer(t, "text/event-stream", 9)
+	f.answer = func(r rpcRequest) string {
+		return `{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{"content":[{"type":"text","text":"for ` + string(r.ID) + `"}]}}`
+	}
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			ctx := WithCall(context.Background())
+			id := strconv.Itoa(i)
+			post(t, client, ctx, srv.URL, toolCall(id, nil))
+			blocks, err := tap.Blocks(ctx)
+			if err != nil || len(blocks) != 1 || string(blocks[0]) != `{"type":"text","text":"for `+id+`"}` {
+				t.Errorf("call %s got %q, %v", id, blocks, err)
+			}
+		})
+	}
+	wg.Wait()
+	if st := tap.Stats(); st.Pending != 0 || st.Dropped != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// A tool result that says isError is kept as it is.
+func TestTransportIsError(t *testing.T) {
+	f, srv := newFakeServer(t, "application/json", 0)
+	f.answer = func(r rpcRequest) string {
+		return `{"result":{"isError":true,"content":[` + textBlock + `]},"jsonrpc":"2.0","id":` + string(r.ID) + `}`
+	}
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	ctx := WithCall(context.Background())
+	post(t, client, ctx, srv.URL, toolCall("2", nil))
+	res, err := tap.Take(ctx)
+	if err != nil || !res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+}
+
+// Each byte reaches the client as soon as the server has sent it: the
+// server sends half an event and waits until the client has read that
+// half before it sends the rest.
+func TestTransportNoDelay(t *testing.T) {
+	first := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"res"
+	rest := "ult\":{\"content\":[" + refBlock + "]}}\n\n"
+	gotFirst := make(chan struct{})
+	srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		select {
+		case <-gotFirst:
+		case <-time.After(10 * time.Second):
+			return
+		}
+		io.WriteString(w, rest)
+	}))
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	ctx := WithCall(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(toolCall("1", nil)))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, len(first))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != first {
+		t.Fatalf("the first half: %q, %v", buf, err)
+	}
+	close(gotFirst)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != rest {
+		t.Fatalf("the rest: %q, %v", b, err)
+	}
+	blocks, err := tap.Blocks(ctx)
+	if err != nil || len(blocks) != 1 || string(blocks[0]) != refBlock {
+		t.Fatalf("%q, %v", blocks, err)
+	}
+}
