@@ -35,21 +35,26 @@ const (
 // depth limit, or cut short), as far as its top level can be read.
 //
 // Classify is pure: it registers nothing and touches no shared state.
-// Its cost is one pass to check the JSON and one over the block's
-// top-level properties, which skips values it has no use for without
-// descending into them; an over-long string property is rejected from its
-// encoded length without being decoded, so a megabyte name costs the two
-// passes and nothing after them.
+// It reads a block in one pass, which checks the JSON and notes the
+// block's top-level properties as it goes; a string property without
+// escapes is then copied from the block as it stands, not decoded again.
+// An over-long string property is rejected from its encoded length
+// without being decoded, so a megabyte name costs that pass and nothing
+// after it. Two things are read a second time: the top level of an
+// embedded resource's nested object, and the top level of a block no
+// decoder can read, for the never it may state.
 func Classify(raw json.RawMessage) Block {
-	obj := readObject(raw)
-	switch {
-	case !obj.isObject:
+	if i := skipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return Block{Kind: KindInvalid, Invalid: InvalidNotObject}
-	case !obj.complete || !json.Valid(raw):
+	}
+	obj, valid := scanBlock(raw)
+	if !valid {
+		// No decoder reads the block; its top level is read as far as it
+		// can be, for the never it may state.
+		obj = readObject(raw)
 		return Block{Kind: KindInvalid, Invalid: InvalidUnreadable, NeverURIs: obj.neverURIs()}
 	}
-	rawType, _ := obj.get(keyType)
-	typ, ok := decodeString(rawType)
+	typ, ok := obj.str(keyType)
 	switch {
 	case obj.repeated(keyType):
 		return Block{Kind: KindInvalid, Invalid: InvalidRepeated, NeverURIs: obj.neverURIs()}
@@ -59,8 +64,7 @@ func Classify(raw json.RawMessage) Block {
 	b := Block{Type: typ}
 	switch typ {
 	case "text":
-		rawText, _ := obj.get(keyText)
-		text, ok := decodeString(rawText)
+		text, ok := obj.str(keyText)
 		switch {
 		case obj.repeated(keyText):
 			b.Kind, b.Invalid = KindInvalid, InvalidRepeated
@@ -99,28 +103,25 @@ func classifyMedia(b *Block, obj *object) {
 		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
 		return
 	}
-	rawData, hasData := obj.get(keyData)
-	if !hasData {
+	if !obj.has(keyData) {
 		classifyReference(b, obj, false)
 		return
 	}
-	data, ok := decodeString(rawData)
+	data, ok := obj.str(keyData)
 	if !ok {
 		b.Kind, b.Invalid = KindInvalid, InvalidDataType
 		return
 	}
 	b.Kind, b.Data = KindInline, data
 	if !obj.repeated(keyMimeType) {
-		rawType, _ := obj.get(keyMimeType)
-		b.MimeType, _ = decodeString(rawType)
+		b.MimeType, _ = obj.str(keyMimeType)
 	}
 	if obj.has(keyURI) || obj.has(keyDisposition) {
 		b.Contradiction = true
 		// The testimony is read only so that a never it carries still
 		// counts as a claim on its uri; the block itself makes no
 		// stub and registers nothing.
-		rawURI, _ := obj.get(keyURI)
-		if uri, ok := decodeBounded(rawURI, MaxURILen); ok {
+		if uri, ok := obj.bounded(keyURI, MaxURILen); ok {
 			b.Testimony = readFields(obj, false)
 			b.Testimony.URI = uri
 			b.Testimony.Present |= FieldURI
@@ -142,7 +143,7 @@ func classifyReference(b *Block, obj *object, link bool) {
 		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
 		return
 	}
-	uri, ok := decodeString(rawURI)
+	uri, ok := obj.str(keyURI)
 	if !ok {
 		if len(rawURI) > 0 && rawURI[0] == '"' {
 			// A string too long to decode cheaply is still a string.
@@ -181,13 +182,13 @@ func classifyEmbedded(b *Block, outer *object) {
 		return
 	}
 	for _, src := range []*object{outer, &inner} {
-		raw, has := src.get(keyDisposition)
+		has := src.has(keyDisposition)
 		switch {
 		case src.never:
 			b.Testimony.Disposition = DispositionNever
 			b.Testimony.Present |= FieldDisposition
 		case has && !src.repeated(keyDisposition) && b.Testimony.Disposition != DispositionNever:
-			if d, ok := decodeString(raw); ok && d == string(DispositionRef) {
+			if d, ok := src.str(keyDisposition); ok && d == string(DispositionRef) {
 				b.Testimony.Disposition = DispositionRef
 				b.Testimony.Present |= FieldDisposition
 			}
@@ -227,11 +228,10 @@ func classifyEmbedded(b *Block, outer *object) {
 func readFields(obj *object, link bool) Testimony {
 	var t Testimony
 	str := func(k key, f Field, max int, dst *string) {
-		raw, has := obj.get(k)
-		if !has {
+		if !obj.has(k) {
 			return
 		}
-		if s, ok := decodeBounded(raw, max); ok && !obj.repeated(k) {
+		if s, ok := obj.bounded(k, max); ok && !obj.repeated(k) {
 			*dst = s
 			t.Present |= f
 		} else {
@@ -257,8 +257,8 @@ func readFields(obj *object, link bool) Testimony {
 		// such property on it is an unknown property and is ignored.
 		return t
 	}
-	if raw, has := obj.get(keyDigest); has {
-		if d, ok := decodeString(raw); ok && validDigest(d) && !obj.repeated(keyDigest) {
+	if obj.has(keyDigest) {
+		if d, ok := obj.str(keyDigest); ok && validDigest(d) && !obj.repeated(keyDigest) {
 			t.Digest = d
 			t.Present |= FieldDigest
 		} else {
@@ -266,8 +266,8 @@ func readFields(obj *object, link bool) Testimony {
 		}
 	}
 	str(keyExpiresAt, FieldExpiresAt, MaxExpiresAtLen, &t.ExpiresAt)
-	if raw, has := obj.get(keyDisposition); has {
-		d, ok := decodeString(raw)
+	if obj.has(keyDisposition) {
+		d, ok := obj.str(keyDisposition)
 		switch {
 		case obj.never:
 			t.Disposition = DispositionNever

@@ -205,6 +205,10 @@ type object struct {
 	never bool
 	uris  [maxObjectURIs][]byte
 	nURIs int
+	// plain is set for a property whose last value is a JSON string with
+	// no escape and valid UTF-8: its text is the bytes between its quotes.
+	// Only scanBlock sets it, having checked the string on its way.
+	plain [keyCount]bool
 }
 
 // readObject reads the top level of the object d holds. It reads members
@@ -236,7 +240,7 @@ func readObject(d []byte) (o object) {
 		if !ok {
 			return o
 		}
-		o.add(k, d[i:vend])
+		o.add(k, d[i:vend], false)
 		i = skipSpace(d, vend)
 		if i >= len(d) {
 			return o
@@ -254,12 +258,13 @@ func readObject(d []byte) (o object) {
 	return o
 }
 
-func (o *object) add(k key, v []byte) {
+func (o *object) add(k key, v []byte, plain bool) {
 	if k == keyOther {
 		return
 	}
 	o.count[k]++
 	o.last[k] = v
+	o.plain[k] = plain
 	switch k {
 	case keyDisposition:
 		o.never = o.never || isNever(v)
@@ -273,6 +278,32 @@ func (o *object) add(k key, v []byte) {
 
 // get returns the last value of property k, as a decoder keeps it.
 func (o *object) get(k key) (json.RawMessage, bool) { return o.last[k], o.count[k] > 0 }
+
+// str decodes the last value of property k as a JSON string, reporting
+// false when k is absent or its value is not a string.
+func (o *object) str(k key) (string, bool) {
+	if o.plain[k] {
+		// A string without escapes is its own bytes: one copy, no second
+		// reading (BenchmarkRender/100blocks against /decode-only).
+		raw := o.last[k]
+		return string(raw[1 : len(raw)-1]), true
+	}
+	return decodeString(o.last[k])
+}
+
+// bounded decodes the last value of property k as a JSON string of at
+// most max code points, refusing an over-long one from its encoded length
+// as decodeBounded does.
+func (o *object) bounded(k key, max int) (string, bool) {
+	if len(o.last[k]) > 12*max+2 {
+		return "", false
+	}
+	s, ok := o.str(k)
+	if !ok || utf8.RuneCountInString(s) > max {
+		return "", false
+	}
+	return s, true
+}
 
 // has reports whether property k appeared.
 func (o *object) has(k key) bool { return o.count[k] > 0 }
