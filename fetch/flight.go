@@ -77,7 +77,11 @@ func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Cl
 		start = true
 	}
 	f.mu.Unlock()
-	if fl.total > w.max {
+	if fl.total > f.set.ceiling {
+		// The flight passed the host ceiling and is ending: the caller
+		// gets the ceiling's failure, as the flight's own callers do.
+		w.ch <- answer{fail: failReadOverCeiling(t.server, fl.total, f.set.ceiling)}
+	} else if fl.total > w.max {
 		spent, limit := f.Budget(t.server)
 		w.ch <- answer{fail: f.tooLarge(t.server, fl.total, w.max, false, spent, limit)}
 	} else {

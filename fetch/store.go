@@ -244,9 +244,16 @@ func (p *dirPending) Commit(context.Context) (string, error) {
 		return "", os.ErrClosed
 	}
 	p.done = true
-	if err := p.f.Close(); err != nil {
+	written, serr := p.f.Stat()
+	if err := errors.Join(serr, p.f.Close()); err != nil {
 		_ = p.d.root.Remove(p.tmp)
 		return "", err
+	}
+	// The temporary name must still be the file written: another process
+	// may have replaced it (or planted a link) since Begin.
+	if fi, err := p.d.root.Lstat(p.tmp); err != nil || !os.SameFile(fi, written) {
+		_ = p.d.root.Remove(p.tmp)
+		return "", errors.New("fetch: the copy's temporary file was replaced before it was committed")
 	}
 	// The rename stays inside the root too: a directory swapped for a
 	// symbolic link since Begin cannot redirect it.
@@ -254,7 +261,19 @@ func (p *dirPending) Commit(context.Context) (string, error) {
 		_ = p.d.root.Remove(p.tmp)
 		return "", err
 	}
-	return filepath.Join(p.d.dir, p.name), nil
+	// The path handed back must lead to the file written, inside the
+	// store: a directory swapped for a symbolic link since Begin would
+	// send it elsewhere, and a replaced name would name other bytes.
+	path := filepath.Join(p.d.dir, p.name)
+	inRoot, rerr := p.d.root.Lstat(p.name)
+	viaPath, perr := os.Lstat(path)
+	if rerr != nil || perr != nil || !os.SameFile(inRoot, written) || !os.SameFile(viaPath, written) {
+		if rerr == nil && os.SameFile(inRoot, written) {
+			_ = p.d.root.Remove(p.name)
+		}
+		return "", errors.New("fetch: the store's directory or the copy's name was replaced during the commit")
+	}
+	return path, nil
 }
 
 func (p *dirPending) Abort(context.Context) error {
