@@ -101,7 +101,7 @@ func TestInvalidBlockKeepsNever(t *testing.T) {
 	}{
 		{"too-deep", "N1 nesting past the decoder's limit in an unknown property", deepNever(neverURI), true},
 		{"no-type", "N1 a block with no type", `{"uri":"` + neverURI + `","disposition":"never"}`, true},
-		{"bad-text", "N1 a text block whose text is not a string", `{"type":"text","text":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
+		{"bad-text", "N1 a text block carrying a number where its text belongs", `{"type":"text","text":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"bad-data", "N1 an image whose data is not a string", `{"type":"image","data":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"unknown-type", "N1 a type this host does not know", `{"type":"video","uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"truncated", "N1 a block cut short after its never", `{"type":"resource","uri":"` + neverURI + `","disposition":"never","name":`, true},

@@ -31,7 +31,7 @@ func Example() {
 		SizeBytes:   &size,
 		Digest:      digest,
 		Name:        "take1.wav",
-		Disposition: emit.Never, // neither the payload nor the uri may reach the model
+		Disposition: emit.Never, // the model must get neither these bytes nor this address
 	}
 	block, err := json.Marshal(ref) // the block itself, for an SDK that sends raw JSON
 	if err != nil {
