@@ -1,26 +1,42 @@
 package fetch
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
 )
 
-// payloadServer serves size bytes at /p, gzip-encoded when gz is set.
+// The fetch benchmarks of shared/bench/README.md. The compare program in
+// internal/bench runs each one interleaved with its baseline:
+//
+//   - BenchmarkFetch/64MiB against BenchmarkSHA256/cached (the hashing
+//     limit) and BenchmarkBaseline/64MiB (plain http.Get into sha256);
+//   - BenchmarkFetch/1MiB against /64MiB for the heap per fetch (B/op);
+//   - BenchmarkFetch/64MiB-dirstore against /64MiB;
+//   - BenchmarkFetchGzip against BenchmarkBaseline/gzip.
+
+// payloadServer serves payload at every path, gzip-encoded when gz is set.
 func payloadServer(b *testing.B, payload []byte, gz bool) *httptest.Server {
 	b.Helper()
 	enc := payload
 	if gz {
-		enc = gzipped(b, payload)
+		enc = gzipEncode(b, payload)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -33,6 +49,20 @@ func payloadServer(b *testing.B, payload []byte, gz bool) *httptest.Server {
 	return srv
 }
 
+// gzipEncode compresses p at the default level, as a server would.
+func gzipEncode(b *testing.B, p []byte) []byte {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if _, err := z.Write(p); err != nil {
+		b.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// benchPayload is size bytes that do not repeat within a cache line.
 func benchPayload(size int) []byte {
 	p := make([]byte, size)
 	for i := range p {
@@ -41,34 +71,82 @@ func benchPayload(size int) []byte {
 	return p
 }
 
+// gzipPayload is size bytes of random hexadecimal text: sixteen symbols
+// used evenly, which gzip compresses about 2:1 (mostly by Huffman coding,
+// as real text or samples would be, not by long matches as with zeros).
+func gzipPayload(size int) []byte {
+	raw := make([]byte, size/2)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	return []byte(hex.EncodeToString(raw))
+}
+
 func digestOf(p []byte) string {
 	sum := sha256.Sum256(p)
 	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // benchFetch fetches payload through a real Fetcher with a claimed digest
-// and a store that discards bytes; each iteration is a new record.
-func benchFetch(b *testing.B, payload []byte, gz bool) {
+// into store (nil: a store that discards the bytes); each iteration is a
+// new record. chunk sets Config.ChunkSize (0: the default).
+func benchFetch(b *testing.B, payload []byte, gz bool, store Store, chunk int) {
 	srv := payloadServer(b, payload, gz)
 	reg := newBenchRegistry(b)
-	store := &discardStore{}
+	if store == nil {
+		store = &discardStore{}
+	}
+	dir, _ := store.(*DirStore)
 	// A budget no run spends, and the host ceiling as the max bytes.
 	f, err := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: srv.URL}, nil }), store,
-		Config{Budget: math.MaxInt64 / 2, MaxBytes: DefaultCeiling})
+		Config{Budget: math.MaxInt64 / 2, MaxBytes: DefaultCeiling, ChunkSize: chunk})
 	if err != nil {
 		b.Fatal(err)
 	}
 	digest := digestOf(payload)
-	b.SetBytes(int64(len(payload)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	fetch := func(i int) {
 		rec := benchRecord(reg, fmt.Sprintf("%s/p?i=%d", srv.URL, i), digest)
 		res, err := f.Fetch(context.Background(), rec.ID, Request{})
-		if err != nil || !res.DigestVerified {
+		if err != nil || !res.DigestVerified || res.Bytes != int64(len(payload)) {
 			b.Fatal(err)
 		}
+		if dir != nil {
+			// Removing the file drops its pages before they are written
+			// back, so the disk's own speed does not enter the figure.
+			os.Remove(res.Path)
+		}
 	}
+	// One fetch before the timer opens the connection, so B/op is the
+	// heap of a fetch and not of setting up the client.
+	fetch(-1)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fetch(i)
+	}
+}
+
+// reportCPU reports the CPU time the whole process (server included) spent
+// per operation, as cpu-ns/op: unlike the time, it hardly moves when
+// other processes load the machine, so it compares the work two versions
+// do while the elapsed time cannot. Call it after setup and defer the
+// function it returns.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func newBenchRegistry(b *testing.B) *refs.Registry {
@@ -86,38 +164,114 @@ func benchRecord(reg *refs.Registry, uri, digest string) refs.Record {
 	return rec
 }
 
+func newBenchDirStore(b *testing.B) *DirStore {
+	d, err := NewDirStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+// BenchmarkFetch is the whole fetch: request, decoding, the checks of
+// every chunk, hashing and storing, through the real Fetcher.
 func BenchmarkFetch(b *testing.B) {
 	for _, size := range []int{1 << 20, 64 << 20} {
-		payload := benchPayload(size)
-		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) { benchFetch(b, payload, false) })
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			benchFetch(b, benchPayload(size), false, nil, 0)
+		})
+	}
+	b.Run("64MiB-dirstore", func(b *testing.B) {
+		benchFetch(b, benchPayload(64<<20), false, newBenchDirStore(b), 0)
+	})
+}
+
+// BenchmarkFetchChunk picks the chunk size and how much the ring between
+// reader and hasher holds (ringBytes): the 64 MiB fetch with each, into
+// the discarding store, and into a DirStore at the chosen ring size.
+func BenchmarkFetchChunk(b *testing.B) {
+	payload := benchPayload(64 << 20)
+	defer func(n int) { ringBytes = n }(ringBytes)
+	for _, ring := range []int{256 << 10, 512 << 10, 1 << 20, 2 << 20} {
+		for _, chunk := range []int{32 << 10, 128 << 10} {
+			b.Run(fmt.Sprintf("ring=%dKiB/chunk=%dKiB", ring>>10, chunk>>10), func(b *testing.B) {
+				ringBytes = ring
+				benchFetch(b, payload, false, nil, chunk)
+			})
+		}
+	}
+	ringBytes = 1 << 20
+	for _, chunk := range []int{16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("ring=1024KiB/chunk=%dKiB-dirstore", chunk>>10), func(b *testing.B) {
+			benchFetch(b, payload, false, newBenchDirStore(b), chunk)
+		})
 	}
 }
 
+// BenchmarkFetchGzip fetches 16 MiB of content that the server sends
+// gzip-coded at about 2:1.
 func BenchmarkFetchGzip(b *testing.B) {
-	benchFetch(b, benchPayload(16<<20), true)
+	benchFetch(b, gzipPayload(16<<20), true, nil, 0)
+}
+
+// BenchmarkSHA256 is the hashing limit: sha256 over one 1 MiB buffer
+// written 64 times, so the data stays in cache.
+func BenchmarkSHA256(b *testing.B) {
+	b.Run("cached", func(b *testing.B) {
+		buf := benchPayload(1 << 20)
+		b.SetBytes(64 << 20)
+		b.ReportAllocs()
+		for b.Loop() {
+			h := sha256.New()
+			for range 64 {
+				h.Write(buf)
+			}
+			h.Sum(nil)
+		}
+	})
 }
 
 // BenchmarkBaseline is plain http.Get and io.Copy into sha256 from the
-// same kind of server: the floor the fetcher is compared with.
+// same kind of server: the floor the fetcher is compared with. The gzip
+// case decodes with gzip.NewReader in between, on BenchmarkFetchGzip's
+// payload.
 func BenchmarkBaseline(b *testing.B) {
 	for _, size := range []int{1 << 20, 64 << 20} {
-		payload := benchPayload(size)
 		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
-			srv := payloadServer(b, payload, false)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				resp, err := http.Get(srv.URL + "/p")
-				if err != nil {
-					b.Fatal(err)
-				}
-				h := sha256.New()
-				if _, err := io.Copy(h, resp.Body); err != nil {
-					b.Fatal(err)
-				}
-				resp.Body.Close()
-			}
+			baseline(b, benchPayload(size), false)
 		})
+	}
+	b.Run("gzip", func(b *testing.B) { baseline(b, gzipPayload(16<<20), true) })
+}
+
+func baseline(b *testing.B, payload []byte, gz bool) {
+	srv := payloadServer(b, payload, gz)
+	// The default transport would ask for gzip itself and decode it
+	// transparently; this client leaves the decoding to the benchmark.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	b.Cleanup(client.CloseIdleConnections)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, err := client.Get(srv.URL + "/p")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var body io.Reader = resp.Body
+		if gz {
+			z, err := gzip.NewReader(resp.Body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			body = z
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, body)
+		if err != nil || n != int64(len(payload)) {
+			b.Fatal(n, err)
+		}
+		resp.Body.Close()
 	}
 }

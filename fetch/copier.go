@@ -19,14 +19,13 @@ import (
 // copier streams one response body into the store: it decodes gzip,
 // counts and checks every chunk, hashes the decoded bytes, sniffs the
 // media type from the first bytes, and commits the copy only when every
-// check passed. Memory stays bounded by the chunk size.
+// check passed. Memory stays bounded by its ring of buffers (ringBytes).
 type copier struct {
 	f    *Fetcher
 	fl   *flight
 	resp *http.Response
 	wire *wireReader
 	src  io.Reader
-	buf  []byte
 	head []byte // the first bytes, held until the media type is known
 	h    hash.Hash
 	pend Pending
@@ -40,7 +39,6 @@ func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
 	c := &copier{
 		f: f, fl: fl, resp: resp,
 		wire: &wireReader{r: resp.Body, limit: f.set.wireCeiling},
-		buf:  make([]byte, f.set.chunk),
 		head: make([]byte, 0, sniffLen),
 		h:    sha256.New(),
 	}
@@ -75,38 +73,6 @@ func (c *copier) run() outcome {
 	return c.f.record(c.fl, res, c.marked)
 }
 
-// stream reads the body to its end, chunk by chunk.
-func (c *copier) stream() *Failure {
-	t := c.fl.t
-	for {
-		n, rerr := c.src.Read(c.buf[:c.fl.readCap(len(c.buf))])
-		if n > 0 {
-			c.n += int64(n)
-			progress, fail := c.fl.account(int64(n))
-			if fail != nil {
-				return fail
-			}
-			if !c.marked && c.f.reg.MarkedHere(t.rec.URI) {
-				if fail := c.markLanded(); fail != nil {
-					return fail
-				}
-			}
-			if fail := c.write(c.buf[:n]); fail != nil {
-				return fail
-			}
-			for _, p := range progress {
-				c.f.report(p, c.n, t.claimed())
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return c.readFailure()
-		}
-	}
-}
-
 // markLanded drops the callers who wanted the bytes for the model, once a
 // never mark landed; the download goes on only for the host's own callers
 // (or for every caller under Config.FetchNever).
@@ -118,10 +84,9 @@ func (c *copier) markLanded() *Failure {
 	return c.fl.dropModel(failWithheldDuring(c.fl.t.server))
 }
 
-// write hashes a chunk and hands it to the store, beginning the copy once
-// the first bytes have told its media type.
+// write hands a chunk to the store, beginning the copy once the first
+// bytes have told its media type. (The hasher of stream hashes it.)
 func (c *copier) write(chunk []byte) *Failure {
-	c.h.Write(chunk)
 	if c.pend == nil {
 		k := min(sniffLen-len(c.head), len(chunk))
 		c.head = append(c.head, chunk[:k]...)

@@ -37,8 +37,9 @@
 //   - Three limits apply to decoded bytes: the host ceiling first, then the
 //     server's budget (which renews every budget window, and also counts
 //     bytes fetched from the server's other allowed origins), then the
-//     call's max bytes. The body is streamed with memory bounded by the
-//     chunk size; the moment a limit is passed the transfer is stopped,
+//     call's max bytes. The body is streamed through about 1 MiB of
+//     buffers, whatever the payload's size; the moment a limit is passed
+//     the transfer is stopped,
 //     the connection closed and nothing is kept. gzip is decoded as it
 //     streams, so a decompression bomb stops at the ceiling.
 //   - A claimed sha256 digest must match the decoded bytes. The media type

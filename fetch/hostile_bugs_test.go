@@ -123,7 +123,10 @@ func TestHostileLateJoinerPastCeiling(t *testing.T) {
 				return
 			}
 		}
-	}, withCeiling(64<<10), withStore(store), func(e *env) { e.mem = store.MemoryStore })
+	}, withCeiling(64<<10), withStore(store), func(e *env) { e.mem = store.MemoryStore },
+		// Chunks well under the ceiling, so the copy has begun (and has
+		// something to abort) by the time the ceiling is passed.
+		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
 	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 	first := make(chan error, 1)
 	go func() {

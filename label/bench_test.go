@@ -79,3 +79,33 @@ func BenchmarkDisplay(b *testing.B) {
 		sink = Display(long, NameMax)
 	}
 }
+
+// BenchmarkAppendDisplay renders 100 labels into one reused buffer, as a
+// view rendering many stubs does, against Display building a string for
+// each. The names are clean, so AppendDisplay must not allocate.
+func BenchmarkAppendDisplay(b *testing.B) {
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = "take-" + strings.Repeat("x", i%40) + ".wav"
+	}
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 8<<10)
+		for b.Loop() {
+			buf = buf[:0]
+			for _, n := range names {
+				buf = AppendDisplay(buf, n, 24)
+			}
+		}
+	})
+	b.Run("display", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 8<<10)
+		for b.Loop() {
+			buf = buf[:0]
+			for _, n := range names {
+				buf = append(buf, Display(n, 24)...)
+			}
+		}
+	})
+}

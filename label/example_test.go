@@ -56,3 +56,18 @@ func ExampleMediaType() {
 	// audio/wav
 	// ""
 }
+
+func ExampleAppendDisplay() {
+	// One buffer serves every label of a listing.
+	var buf []byte
+	for _, name := range []string{"take-1.wav", "\u202eexe.pdf", "a very long name indeed"} {
+		buf = append(buf, "- "...)
+		buf = label.AppendDisplay(buf, name, 12)
+		buf = append(buf, '\n')
+	}
+	fmt.Print(string(buf))
+	// Output:
+	// - take-1.wav
+	// - exe.pdf
+	// - a very long…
+}

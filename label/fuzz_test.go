@@ -61,6 +61,9 @@ func FuzzClean(f *testing.F) {
 				t.Fatalf("Display(%+q, %d) = %+q is not a marked prefix of %+q", s, max, d, c)
 			}
 		}
+		if a := AppendDisplay([]byte("x"), s, max); string(a) != "x"+d {
+			t.Fatalf("AppendDisplay(\"x\", %+q, %d) = %+q; want %+q", s, max, a, "x"+d)
+		}
 		if dd := Display(d, max); dd != d {
 			t.Fatalf("Display(Display(%+q, %d)) = %+q; want %+q", s, max, dd, d)
 		}

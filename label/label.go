@@ -147,9 +147,20 @@ func newPageBits(rt *unicode.RangeTable) *pageBits {
 // allocates only when a rune must be deleted or replaced; a string that is
 // already clean, or needs only trimming, is returned without copying.
 func Clean(s string) string {
+	// Most labels are short printable ASCII: one pass over whole words
+	// settles them before the general loop (BenchmarkClean/short), and a
+	// string that is not settled resumes where the pass stopped.
+	i := printablePrefix(s)
+	if i == len(s) {
+		return trim(s)
+	}
+	return clean(s, i)
+}
+
+// clean is [Clean]'s general loop, for s whose first i bytes are kept.
+func clean(s string, i int) string {
 	var b strings.Builder // stays empty, and unallocated, until a change
 	start := 0            // start of the span of kept bytes not yet copied
-	i := 0
 	for i < len(s) {
 		c := s[i]
 		if c-0x20 < 0x5F { // printable ASCII: skip it, a word at a time
@@ -254,6 +265,35 @@ func trim(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// printablePrefix returns the length of the longest prefix of s that is
+// printable ASCII (0x20–0x7E), reading eight bytes at a time. The last
+// word of a string of eight bytes or more overlaps the one before it
+// rather than going byte by byte.
+func printablePrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if m := notPrintable(load64(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	if i == len(s) {
+		return i
+	}
+	if len(s) >= 8 {
+		// The bytes of the last word before i are printable, so its
+		// first miss is at i or later.
+		j := len(s) - 8
+		if m := notPrintable(load64(s, j)); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		return len(s)
+	}
+	for i < len(s) && s[i]-0x20 < 0x5F {
+		i++
+	}
+	return i
+}
+
 // load64 returns the eight bytes of s at i as a little-endian word.
 func load64(s string, i int) uint64 {
 	w := s[i : i+8]
@@ -297,30 +337,39 @@ func Bound(s string, max int) string {
 	if max <= 0 {
 		return ""
 	}
-	if len(s) <= max { // never more runes than bytes
+	keep, cut := cutAt(s, max)
+	if !cut {
 		return s
 	}
-	n := 0    // index of the rune starting at byte i
-	keep := 0 // byte length of the first max-1 runes
+	return s[:keep] + Ellipsis
+}
+
+// cutAt reports whether s must be cut to fit in max runes and, if so, how
+// many of its bytes come before [Ellipsis]. max must be positive.
+func cutAt(s string, max int) (keep int, cut bool) {
+	if len(s) <= max { // never more runes than bytes
+		return 0, false
+	}
+	n := 0 // index of the rune starting at byte i
 	for i := range s {
 		if n == max-1 {
 			keep = i
 		} else if n == max {
-			return truncate(s, keep)
+			return backOff(s, keep), true
 		}
 		n++
 	}
-	return s
+	return 0, false
 }
 
-// truncate returns s[:keep] followed by [Ellipsis], moving the cut back so
-// that it does not fall inside a cluster of a base and its marks.
-func truncate(s string, keep int) string {
+// backOff moves a cut at keep back so that it does not fall inside a
+// cluster of a base and its marks, and drops the whitespace before it.
+func backOff(s string, keep int) int {
 	for keep > 0 && attached(s[keep:]) {
 		_, n := utf8.DecodeLastRuneInString(s[:keep])
 		keep -= n
 	}
-	return strings.TrimRightFunc(s[:keep], unicode.IsSpace) + Ellipsis
+	return len(strings.TrimRightFunc(s[:keep], unicode.IsSpace))
 }
 
 // attached reports whether the first rune of s belongs with the rune before
@@ -340,6 +389,22 @@ func attached(s string) bool {
 // show, and callers leave that segment out rather than print it empty.
 func Display(s string, max int) string {
 	return Bound(Clean(s), max)
+}
+
+// AppendDisplay appends Display(s, max) to dst and returns the extended
+// buffer, so a caller that renders many labels can reuse one buffer. For a
+// string that is already clean it allocates nothing beyond growing dst;
+// an empty label appends nothing.
+func AppendDisplay(dst []byte, s string, max int) []byte {
+	if max <= 0 {
+		return dst
+	}
+	c := Clean(s)
+	keep, cut := cutAt(c, max)
+	if !cut {
+		return append(dst, c...)
+	}
+	return append(append(dst, c[:keep]...), Ellipsis...)
 }
 
 // MediaType returns the label for a media type that a server claimed or a

@@ -528,6 +528,54 @@ func TestDisplay(t *testing.T) {
 	}
 }
 
+// TestAppendDisplay: the append form gives Display's label after what the
+// buffer held, for every input the Clean, Bound and Display tests use.
+func TestAppendDisplay(t *testing.T) {
+	check := func(in string, max int) {
+		t.Helper()
+		want := "prefix:" + Display(in, max)
+		if got := string(AppendDisplay([]byte("prefix:"), in, max)); got != want {
+			t.Errorf("AppendDisplay(%+q, %d) = %+q; want %+q", in, max, got, want)
+		}
+	}
+	for _, tt := range cleanTests {
+		for _, max := range []int{-1, 0, 1, 2, 3, NameMax} {
+			check(tt.in, max)
+		}
+	}
+	for _, tt := range boundTests {
+		check(tt.in, tt.max)
+	}
+	check("\u202e"+strings.Repeat("b", 10), 5)
+	check("\xff\xfe"+strings.Repeat("z", 10), 3)
+	if got := AppendDisplay(nil, "", NameMax); got != nil {
+		t.Errorf("AppendDisplay(nil, \"\", NameMax) = %q; want nil (nothing appended)", got)
+	}
+}
+
+// TestPrintablePrefix: the word-at-a-time pass stops at the first byte
+// that is not printable ASCII, wherever it falls against the words and the
+// overlapping last word.
+func TestPrintablePrefix(t *testing.T) {
+	for n := 0; n <= 25; n++ {
+		if got := printablePrefix(strings.Repeat("~", n)); got != n {
+			t.Errorf("printablePrefix of %d printable bytes = %d", n, got)
+		}
+		for pos := 0; pos < n; pos++ {
+			for _, c := range []byte{0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xFF} {
+				b := []byte(strings.Repeat(" ", n))
+				b[pos] = c
+				if got := printablePrefix(string(b)); got != pos {
+					t.Errorf("printablePrefix with %#x at %d of %d bytes = %d", c, pos, n, got)
+				}
+				if got, want := Clean(string(b)), reference(string(b)); got != want {
+					t.Errorf("Clean(%+q) = %+q; reference gives %+q", b, got, want)
+				}
+			}
+		}
+	}
+}
+
 type mediaTypeTest struct {
 	name, in, want, essence, reason string
 }
@@ -587,6 +635,13 @@ func TestNoAllocs(t *testing.T) {
 	for _, tt := range tests {
 		if n := testing.AllocsPerRun(100, func() { sink = tt.f() }); n != 0 {
 			t.Errorf("%s: %v allocs per run; want 0", tt.name, n)
+		}
+	}
+	// The append form reuses the caller's buffer, also when it cuts.
+	buf := make([]byte, 0, 1024)
+	for _, in := range []string{"attachment.wav", "  r\u00e9sum\u00e9 \u05e9\u05dc\u05d5\u05dd.pdf ", strings.Repeat("a", 255)} {
+		if n := testing.AllocsPerRun(100, func() { buf = AppendDisplay(buf[:0], in, NameMax) }); n != 0 {
+			t.Errorf("AppendDisplay(%+q): %v allocs per run; want 0", in, n)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package refs_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -230,5 +231,64 @@ func TestEvictionWithoutListenerTakesNoSnapshot(t *testing.T) {
 	if quiet >= heard {
 		t.Errorf("R3/R8: an evicting registration allocates %v times without OnEvict and %v with it; "+
 			"want fewer without (no snapshot for no listener)", quiet, heard)
+	}
+}
+
+// BenchmarkHeapPerRecord reports the heap a registry holds per record at
+// a million records (bench README: at most 400 B, the uri strings
+// excluded: they are built before the first measure).
+func BenchmarkHeapPerRecord(b *testing.B) {
+	const n = 1_000_000
+	uris := make([]string, n)
+	for i := range uris {
+		uris[i] = benchURI("heap", i)
+	}
+	ctx := b.Context()
+	var perRecord float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g := newReg(b, refs.Config{Capacity: n})
+		for _, u := range uris {
+			g.Register(ctx, convert.Registration{Testimony: plain(u), Server: "bench"})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if g.Len() != n {
+			b.Fatalf("Len %d, want %d", g.Len(), n)
+		}
+		perRecord = float64(after.HeapAlloc-before.HeapAlloc) / n
+		runtime.KeepAlive(g)
+	}
+	b.ReportMetric(perRecord, "heap-B/record")
+}
+
+// BenchmarkEvict registers new uris into a full registry of the default
+// bound, each evicting the least recently used record, without an OnEvict
+// callback and with one. Without one no snapshot of the evicted record is
+// built, so "quiet" allocates less than "listener" (and
+// TestEvictionWithoutListenerTakesNoSnapshot pins it).
+func BenchmarkEvict(b *testing.B) {
+	ctx := b.Context()
+	for _, bc := range []struct {
+		name    string
+		onEvict func(refs.Record, refs.EvictReason)
+	}{{"quiet", nil}, {"listener", func(refs.Record, refs.EvictReason) {}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := newReg(b, refs.Config{OnEvict: bc.onEvict})
+			uris := make([]string, refs.DefaultCapacity+b.N)
+			for i := range uris {
+				uris[i] = benchURI("evict", i)
+			}
+			for _, u := range uris[:refs.DefaultCapacity] {
+				g.Register(ctx, convert.Registration{Testimony: plain(u), Server: "bench"})
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				g.Register(ctx, convert.Registration{Testimony: plain(uris[refs.DefaultCapacity+i]), Server: "bench"})
+			}
+		})
 	}
 }

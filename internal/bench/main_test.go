@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+const sampleOut = `goos: linux
+goarch: amd64
+pkg: github.com/mcplrefs/refcore/fetch
+BenchmarkFetch/64MiB-2   	      16	  40000000 ns/op	1677.72 MB/s	   40324 B/op	     134 allocs/op
+BenchmarkSHA256/cached-2 	      32	  35000000 ns/op	1917.39 MB/s	     160 B/op	       2 allocs/op
+BenchmarkHeapPerRecord-2 	       1	7276643464 ns/op	       391.4 heap-B/record
+PASS
+`
+
+func TestParseBench(t *testing.T) {
+	v := values{}
+	parseBench([]byte(sampleOut), v)
+	for _, c := range []struct {
+		name, unit string
+		want       float64
+	}{
+		{"Fetch/64MiB", "sec/op", 0.04},
+		{"Fetch/64MiB", "B/s", 1677.72e6},
+		{"Fetch/64MiB", "B/op", 40324},
+		{"SHA256/cached", "allocs/op", 2},
+		{"HeapPerRecord", "heap-B/record", 391.4},
+	} {
+		if got, ok := v.get(c.name, c.unit); !ok || got != c.want {
+			t.Errorf("%s %s = %v, %v; want %v", c.name, c.unit, got, ok, c.want)
+		}
+	}
+}
+
+// benchstat's CSV, as it prints it: configuration lines before the first
+// section, one section per unit.
+const sampleCSV = `goos: linux
+goarch: amd64
+pkg: github.com/mcplrefs/refcore/label
+,/tmp/x.txt,
+,sec/op,CI
+Clean/short-2,4.763e-09,∞
+Peer/short,9.700000000000001e-08,∞
+geomean,2.1494441141839418e-08,
+
+,/tmp/x.txt,
+,B/s,CI
+Clean/short-2,2.93922e+09,∞
+Peer/short,1.43e+08,∞
+geomean,6.483120082182671e+08,
+
+,/tmp/x.txt,
+,allocs/op,CI
+Clean/short-2,0,∞
+geomean,,
+`
+
+func TestParseCSV(t *testing.T) {
+	v := values{}
+	if err := parseCSV(sampleCSV, v); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.get("Peer/short", "sec/op"); got != 9.700000000000001e-08 {
+		t.Errorf("Peer/short sec/op = %v", got)
+	}
+	if got, ok := v.get("Clean/short", "allocs/op"); !ok || got != 0 {
+		t.Errorf("Clean/short allocs/op = %v, %v; want 0, true", got, ok)
+	}
+	if _, ok := v.get("geomean", "B/s"); ok {
+		t.Error("the geomean row was read as a benchmark")
+	}
+}
+
+func TestReport(t *testing.T) {
+	med := values{}
+	med.set("Clean/mixed", "B/s", 1000)
+	med.set("Peer/mixed", "B/s", 300)
+	med.set("Clean/ascii1m", "B/s", 850)
+	med.set("Peer/ascii1m", "B/s", 300)
+	med.set("Clean/short", "sec/op", 5e-9)
+	med.set("Peer/short", "sec/op", 100e-9)
+	med.set("Clean/short", "allocs/op", 0)
+	round := values{}
+	round.set("Clean/mixed", "B/s", 1000)
+	round.set("Peer/mixed", "B/s", 250)
+	r := &result{medians: med, rounds: []values{round, med}, others: 0.5}
+	var out bytes.Buffer
+	err := report(&out, nil, map[string]*result{"label": r})
+	text := out.String()
+	for _, want := range []string{
+		"label mixed MB/s vs peer                 3.33         3.33-4.00              >= 3.50   PASS (busy machine: >= 3.00)",
+		"label ascii1m MB/s vs peer               2.83         2.83-2.83              >= 3.50   FAIL",
+		"label short ns/op vs peer                0.05         0.05-0.05              <= 0.10   PASS",
+		"label clean input allocs/op              0",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	if err == nil {
+		t.Error("a failed target reported no error")
+	}
+}
