@@ -184,3 +184,33 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// fitList lays out the items of a JSON list view of n blocks within max
+// bytes, in order, keeping room after each for the notice of what is left
+// out (noticeOverhead bytes of notice item besides the count's words). For
+// each block, item(i, room) returns the item and its cost when it fits in
+// room; a cut item with last set, to be the final one shown; or a negative
+// cost when nothing of block i fits, which ends the list. The push and
+// script views share it; the caller appends the notice.
+func fitList[T any](max, n, noticeOverhead int, item func(i, room int) (T, int, bool)) []T {
+	out := []T{}
+	used := len("[]")
+	for i := 0; i < n; i++ {
+		comma := boolInt(len(out) > 0)
+		reserve := 0 // room kept for the notice, should this block be the last shown
+		if i < n-1 {
+			reserve = len(",") + noticeOverhead + leftOutLen(n-i-1)
+		}
+		room := max - used - comma - reserve
+		it, cost, last := item(i, room)
+		if cost < 0 {
+			break
+		}
+		out = append(out, it)
+		if last {
+			break
+		}
+		used += comma + cost
+	}
+	return out
+}

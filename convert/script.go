@@ -77,21 +77,10 @@ func nonEmpty(s string) *string {
 // item, and then ends with a notice item that says how many blocks it
 // left out.
 func (ct *Content) Script() []ScriptItem {
-	max, n := ct.c.policy.ViewMax, len(ct.blocks)
-	out := []ScriptItem{}
-	used := len("[]")
-	for i := 0; i < n; i++ {
-		comma := boolInt(len(out) > 0)
-		reserve := 0 // room kept for the notice, should this block be the last shown
-		if i < n-1 {
-			reserve = len(",") + scriptNoticeOverhead + leftOutLen(n-i-1)
-		}
-		room := max - used - comma - reserve
+	out := fitList(ct.c.policy.ViewMax, len(ct.blocks), scriptNoticeOverhead, func(i, room int) (ScriptItem, int, bool) {
 		item, cuttable := ct.scriptItem(i, byteLimit(room))
 		if cost := scriptCost(item, room); cost <= room {
-			out = append(out, item)
-			used += comma + cost
-			continue
+			return item, cost, false
 		}
 		if cuttable {
 			text := item.Text
@@ -99,12 +88,12 @@ func (ct *Content) Script() []ScriptItem {
 			strRoom := room - scriptCost(item, room) - len(`,"text":`)
 			if fit, ok := fitJSON(text, 0, strRoom, true); ok {
 				item.Text = fit
-				out = append(out, item)
+				return item, 0, true
 			}
 		}
-		break
-	}
-	if left := n - len(out); left > 0 {
+		return item, -1, true
+	})
+	if left := len(ct.blocks) - len(out); left > 0 {
 		out = append(out, ScriptItem{Kind: "notice", Text: leftOutNotice(left)})
 	}
 	return out

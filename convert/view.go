@@ -272,31 +272,20 @@ type ModelBlock struct {
 // notice or media, and then ends with a text block that says how many
 // blocks it left out.
 func (ct *Content) Push() []ModelBlock {
-	max, n := ct.c.policy.ViewMax, len(ct.blocks)
-	out := []ModelBlock{}
-	used := len("[]")
-	for i := 0; i < n; i++ {
-		comma := boolInt(len(out) > 0)
-		reserve := 0 // room kept for the notice, should this block be the last shown
-		if i < n-1 {
-			reserve = len(",") + textOverhead + leftOutLen(n-i-1)
-		}
-		room := max - used - comma - reserve
+	out := fitList(ct.c.policy.ViewMax, len(ct.blocks), textOverhead, func(i, room int) (ModelBlock, int, bool) {
 		mb, keep := ct.pushBlock(i, byteLimit(room))
 		if cost := blockCost(mb, room); cost <= room {
-			out = append(out, mb)
-			used += comma + cost
-			continue
+			return mb, cost, false
 		}
 		if mb.Type == "text" && keep != noCut {
 			if fit, ok := fitJSON(mb.Text, keep, room-textOverhead+2, false); ok {
 				mb.Text = fit
-				out = append(out, mb)
+				return mb, 0, true
 			}
 		}
-		break
-	}
-	if left := n - len(out); left > 0 {
+		return mb, -1, true
+	})
+	if left := len(ct.blocks) - len(out); left > 0 {
 		out = append(out, ModelBlock{Type: "text", Text: leftOutNotice(left)})
 	}
 	return out
