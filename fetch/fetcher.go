@@ -191,7 +191,7 @@ func (f *Fetcher) Refusal(e convert.Entry) string {
 	if !ok || rec.ID != e.ID {
 		return failGone("").Clause
 	}
-	if !f.fetchNever && (rec.Never || f.reg.MarkedHere(rec.URI)) {
+	if !f.fetchNever && rec.Never {
 		return failWithheld(rec.Server()).Clause
 	}
 	if _, ok := servable(rec, !f.fetchNever); ok {

@@ -74,27 +74,68 @@ func (s *savedCopy) take() *convert.Copy {
 	return &s.Copy
 }
 
+// snapshot returns a Record of the record's state with copies of its own.
 func (r *record) snapshot() Record {
-	rec := Record{
+	var rec Record
+	r.share(&rec)
+	own(&rec)
+	return rec
+}
+
+// share sets *out to the record's state without allocating: out.Servers
+// and out.Copy still point at the record's own servers slice and saved
+// copy. Neither is ever changed in place once the lock is released (a
+// server is added by append to a full slice or to spare capacity past the
+// shared length; a new copy is a new savedCopy), so the caller makes its
+// copies with [own] after unlocking. An allocation under the registry's
+// lock can make the holder run a garbage-collection assist while every
+// other caller waits (BenchmarkHostFlow/fetchers=8).
+func (r *record) share(out *Record) {
+	*out = Record{
 		ID:        r.id,
 		URI:       r.uri,
 		Testimony: r.testimony,
-		Servers:   slices.Clone(r.servers),
+		Servers:   r.servers,
 		Never:     r.never,
 		NeverBy:   r.neverBy,
 	}
 	if r.copy != nil {
-		c := r.copy.Copy
+		out.Copy = &r.copy.Copy
+	}
+}
+
+// own gives rec copies of its own of what [record.share] left shared.
+func own(rec *Record) {
+	rec.Servers = slices.Clone(rec.Servers)
+	if rec.Copy != nil {
+		c := *rec.Copy
 		rec.Copy = &c
 	}
-	return rec
 }
 
 func (r *record) entry() convert.Entry {
-	e := convert.Entry{ID: r.id, Testimony: r.testimony, Never: r.never}
+	var e convert.Entry
+	r.fill(&e)
+	ownEntry(&e)
+	return e
+}
+
+// fill sets *e to the record's entry, field by field, so that a caller
+// returning e pays one copy of the testimony, not two. Like
+// [record.share], it leaves e.Copy pointing at the record's saved copy,
+// for [ownEntry] after unlocking.
+func (r *record) fill(e *convert.Entry) {
+	e.ID, e.Testimony, e.Never = r.id, r.testimony, r.never
 	if r.copy != nil {
-		c := r.copy.Copy
+		e.Copy = &r.copy.Copy
+	}
+}
+
+// ownEntry gives e a copy of its own of the saved copy [record.fill] left
+// shared.
+func ownEntry(e *convert.Entry) {
+	if e.Copy != nil {
+		c := *e.Copy
 		e.Copy = &c
 	}
-	return e
 }

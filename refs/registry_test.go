@@ -838,6 +838,24 @@ func TestSnapshotIsolation(t *testing.T) {
 	if again, _ := g.ByURI(u); !cmp.Equal(want, again) {
 		t.Errorf("R5/R7: ByURI sees a mutated record: %+v", again)
 	}
+
+	// Entries carry the copy too, and hand out their own (R5): the
+	// registry reads it under its lock and copies it after unlocking.
+	entries := map[string]func() (convert.Entry, bool){
+		"Entry":       func() (convert.Entry, bool) { return g.Entry(e.ID) },
+		"EntryForURI": func() (convert.Entry, bool) { return g.EntryForURI(u) },
+		"Register":    func() (convert.Entry, bool) { return g.Register(ctx, from("s2", named(u, "b"))), true },
+	}
+	for name, get := range entries {
+		got, ok := get()
+		if !ok || got.Copy == nil {
+			t.Fatalf("setup: %s gave no copy (ok %t)", name, ok)
+		}
+		got.Copy.Path, got.Copy.Bytes = "/etc/shadow", 1<<41
+		if diff := cmp.Diff(want, mustLookup(t, g, e.ID, "R5")); diff != "" {
+			t.Errorf("R5: mutating the copy of an entry from %s reached the registry (-want +got):\n%s", name, diff)
+		}
+	}
 }
 
 func TestEvictReasonString(t *testing.T) {
