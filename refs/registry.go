@@ -538,15 +538,45 @@ func (g *Registry) notify(evicted []Record, why EvictReason) {
 // Lookup returns a snapshot of the record for id and makes it the most
 // recently used. ok is false when the registry does not hold id.
 func (g *Registry) Lookup(id string) (rec Record, ok bool) {
+	return g.snapshotOf(id, "")
+}
+
+// snapshotOf returns a snapshot of the record [Registry.findLocked] finds.
+func (g *Registry) snapshotOf(id, uri string) (rec Record, ok bool) {
 	g.mu.Lock()
-	if r := g.byID[id]; r != nil {
-		g.order.touch(r)
+	if r := g.findLocked(id, uri); r != nil {
 		r.share(&rec)
 		ok = true
 	}
 	g.mu.Unlock()
 	own(&rec)
 	return rec, ok
+}
+
+// entryOf returns the entry of the record [Registry.findLocked] finds.
+func (g *Registry) entryOf(id, uri string) (e convert.Entry, ok bool) {
+	g.mu.Lock()
+	if r := g.findLocked(id, uri); r != nil {
+		r.fill(&e)
+		ok = true
+	}
+	g.mu.Unlock()
+	ownEntry(&e)
+	return e, ok
+}
+
+// findLocked returns the record for uri, in any spelling of it, or when
+// uri is empty the record for id, which becomes the most recently used;
+// nil when the registry holds none.
+func (g *Registry) findLocked(id, uri string) *record {
+	if uri != "" {
+		return g.lookupURILocked(uri)
+	}
+	r := g.byID[id]
+	if r != nil {
+		g.order.touch(r)
+	}
+	return r
 }
 
 // Resolve is Lookup with an explanation: for an id the registry does not
@@ -561,42 +591,26 @@ func (g *Registry) Resolve(id string) (Record, error) {
 
 // ByURI returns a snapshot of the record for uri, in any spelling of it,
 // without reordering.
-func (g *Registry) ByURI(uri string) (rec Record, ok bool) {
-	g.mu.Lock()
-	if r := g.lookupURILocked(uri); r != nil {
-		r.share(&rec)
-		ok = true
+func (g *Registry) ByURI(uri string) (Record, bool) {
+	if uri == "" {
+		return Record{}, false
 	}
-	g.mu.Unlock()
-	own(&rec)
-	return rec, ok
+	return g.snapshotOf("", uri)
 }
 
 // Entry returns the view entry for id and counts as showing it: the record
 // becomes the most recently used. It satisfies [convert.Registrar].
-func (g *Registry) Entry(id string) (e convert.Entry, ok bool) {
-	g.mu.Lock()
-	if r := g.byID[id]; r != nil {
-		g.order.touch(r)
-		r.fill(&e)
-		ok = true
-	}
-	g.mu.Unlock()
-	ownEntry(&e)
-	return e, ok
+func (g *Registry) Entry(id string) (convert.Entry, bool) {
+	return g.entryOf(id, "")
 }
 
 // EntryForURI returns the view entry for uri, without reordering. It
 // satisfies [convert.Registrar].
-func (g *Registry) EntryForURI(uri string) (e convert.Entry, ok bool) {
-	g.mu.Lock()
-	if r := g.lookupURILocked(uri); r != nil {
-		r.fill(&e)
-		ok = true
+func (g *Registry) EntryForURI(uri string) (convert.Entry, bool) {
+	if uri == "" {
+		return convert.Entry{}, false
 	}
-	g.mu.Unlock()
-	ownEntry(&e)
-	return e, ok
+	return g.entryOf("", uri)
 }
 
 // Save records a verified copy on the record id; against is the testimony
