@@ -17,6 +17,32 @@ import (
 // plants its own file, or a symbolic link to one, under the same
 // temporary name; then it sends the rest.
 func replaceTmpMidFetch(link bool) func(h *hostileEnv) http.HandlerFunc {
+	return midCopy(func(h *hostileEnv, tmp string) bool {
+		p := filepath.Join(h.dir, tmp)
+		if err := os.Remove(p); err != nil {
+			h.t.Error(err)
+			return false
+		}
+		if link {
+			outside := filepath.Join(filepath.Dir(h.dir), "planted-outside")
+			if err := os.WriteFile(outside, plantedBytes, 0o644); err != nil {
+				h.t.Error(err)
+			}
+			if err := os.Symlink(outside, p); err != nil {
+				h.t.Error(err)
+			}
+		} else if err := os.WriteFile(p, plantedBytes, 0o644); err != nil {
+			h.t.Error(err)
+		}
+		return true
+	})
+}
+
+// midCopy returns a handler that sends a first part of hostilePayload,
+// waits until the DirStore has begun its partial copy, lets tamper act on
+// the store directory and the copy's temporary name, then sends the rest,
+// unless tamper reported a failure.
+func midCopy(tamper func(h *hostileEnv, tmp string) bool) func(h *hostileEnv) http.HandlerFunc {
 	return func(h *hostileEnv) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/octet-stream")
@@ -27,23 +53,9 @@ func replaceTmpMidFetch(link bool) func(h *hostileEnv) http.HandlerFunc {
 				h.t.Error("the store never began a partial copy")
 				return
 			}
-			p := filepath.Join(h.dir, tmp)
-			if err := os.Remove(p); err != nil {
-				h.t.Error(err)
-				return
+			if tamper(h, tmp) {
+				w.Write(hostilePayload[4096:])
 			}
-			if link {
-				outside := filepath.Join(filepath.Dir(h.dir), "planted-outside")
-				if err := os.WriteFile(outside, plantedBytes, 0o644); err != nil {
-					h.t.Error(err)
-				}
-				if err := os.Symlink(outside, p); err != nil {
-					h.t.Error(err)
-				}
-			} else if err := os.WriteFile(p, plantedBytes, 0o644); err != nil {
-				h.t.Error(err)
-			}
-			w.Write(hostilePayload[4096:])
 		}
 	}
 }

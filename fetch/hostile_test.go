@@ -631,41 +631,31 @@ var plantedBytes = []byte("PLANTED by a local attacker")
 // plants a file under the partial copy's temporary name there (and, when
 // atFinal is set, under the final name too); then it sends the rest.
 func swapDirMidFetch(atFinal bool) func(h *hostileEnv) http.HandlerFunc {
-	return func(h *hostileEnv) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(hostilePayload[:4096])
-			w.(http.Flusher).Flush()
-			tmp := waitForTmp(r, h.dir)
-			if tmp == "" {
-				h.t.Error("the store never began a partial copy")
-				return
-			}
-			attacker := h.dir + ".attacker"
-			if err := os.Mkdir(attacker, 0o755); err != nil {
-				h.t.Error(err)
-				return
-			}
-			plant := []string{tmp}
-			if atFinal {
-				plant = append(plant, h.rec.ID+".wav", h.rec.ID+".bin")
-			}
-			for _, n := range plant {
-				if err := os.WriteFile(filepath.Join(attacker, n), plantedBytes, 0o644); err != nil {
-					h.t.Error(err)
-				}
-			}
-			if err := os.Rename(h.dir, h.dir+".orig"); err != nil {
-				h.t.Error(err)
-				return
-			}
-			if err := os.Symlink(attacker, h.dir); err != nil {
-				h.t.Error(err)
-				return
-			}
-			w.Write(hostilePayload[4096:])
+	return midCopy(func(h *hostileEnv, tmp string) bool {
+		attacker := h.dir + ".attacker"
+		if err := os.Mkdir(attacker, 0o755); err != nil {
+			h.t.Error(err)
+			return false
 		}
-	}
+		plant := []string{tmp}
+		if atFinal {
+			plant = append(plant, h.rec.ID+".wav", h.rec.ID+".bin")
+		}
+		for _, n := range plant {
+			if err := os.WriteFile(filepath.Join(attacker, n), plantedBytes, 0o644); err != nil {
+				h.t.Error(err)
+			}
+		}
+		if err := os.Rename(h.dir, h.dir+".orig"); err != nil {
+			h.t.Error(err)
+			return false
+		}
+		if err := os.Symlink(attacker, h.dir); err != nil {
+			h.t.Error(err)
+			return false
+		}
+		return true
+	})
 }
 
 // checkNotPlanted checks what F22 asks of a swapped directory: the fetch
