@@ -275,3 +275,28 @@ func baseline(b *testing.B, payload []byte, gz bool) {
 		resp.Body.Close()
 	}
 }
+
+// BenchmarkRefusal is the check a view makes for each stub it shows
+// (convert.Policy{Refusal: fetcher.Refusal}): a held reference its
+// server's origin serves, which the fetcher would fetch.
+func BenchmarkRefusal(b *testing.B) {
+	reg := newBenchRegistry(b)
+	f, err := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: "https://files.example"}, nil }),
+		&discardStore{}, Config{Budget: math.MaxInt64 / 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := convert.Testimony{
+		URI:       "https://files.example/out/1/2.wav?sig=0123456789abcdef",
+		Digest:    digestOf([]byte("x")),
+		SizeBytes: 1 << 20,
+		Present:   convert.FieldURI | convert.FieldDigest | convert.FieldSizeBytes,
+	}
+	e := reg.Register(context.Background(), convert.Registration{Testimony: t, Server: "bench"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := f.Refusal(e); r != "" {
+			b.Fatalf("Refusal = %q, want none", r)
+		}
+	}
+}

@@ -11,15 +11,20 @@ type budget struct {
 // Budget returns the decoded bytes fetched through server in the current
 // budget window and the budget itself.
 func (f *Fetcher) Budget(server string) (spent, limit int64) {
-	f.bmu.Lock()
-	defer f.bmu.Unlock()
-	return f.budgetLocked(server).spent, f.set.budget
+	return f.budgetAt(server, f.now())
 }
 
-// budgetLocked returns server's budget, renewed when its window has
-// passed. Called with f.bmu held.
-func (f *Fetcher) budgetLocked(server string) *budget {
-	now := f.now()
+// budgetAt is Budget at the time now, for a caller that has read the
+// clock already (Refusal reads it once, for the expiry and the budget).
+func (f *Fetcher) budgetAt(server string, now time.Time) (spent, limit int64) {
+	f.bmu.Lock()
+	defer f.bmu.Unlock()
+	return f.budgetLocked(server, now).spent, f.set.budget
+}
+
+// budgetLocked returns server's budget at now, renewed when its window
+// has passed. Called with f.bmu held.
+func (f *Fetcher) budgetLocked(server string, now time.Time) *budget {
 	b := f.budgets[server]
 	// A clock that steps back renews nothing: the window ends only once
 	// it has lasted its length.
@@ -35,7 +40,7 @@ func (f *Fetcher) budgetLocked(server string) *budget {
 func (f *Fetcher) charge(server string, n int64) (spent, limit int64) {
 	f.bmu.Lock()
 	defer f.bmu.Unlock()
-	b := f.budgetLocked(server)
+	b := f.budgetLocked(server, f.now())
 	b.spent += n
 	return b.spent, f.set.budget
 }

@@ -33,6 +33,8 @@ type Fetcher struct {
 
 	bmu     sync.Mutex
 	budgets map[string]*budget // by server name
+
+	origins originCache // Server.Origin strings, parsed
 }
 
 // New returns a Fetcher that fetches the references reg holds, reaches
@@ -294,12 +296,8 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 	}
 	var own origin
 	if conn.Origin != "" {
-		su, err := url.Parse(conn.Origin)
-		if err != nil {
-			return target{}, failBadServerURI(name)
-		}
 		var ok bool
-		if own, ok = originOf(su); !ok {
+		if own, ok = f.origins.parse(conn.Origin); !ok {
 			return target{}, failBadServerURI(name)
 		}
 	}
@@ -328,7 +326,8 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 	default:
 		return target{}, failCrossOrigin(name, u, own, others)
 	}
-	if why := rec.Testimony.Expiry(f.now()); why.Expired() {
+	now := f.now()
+	if why := rec.Testimony.Expiry(now); why.Expired() {
 		return target{}, failExpired(name, why)
 	}
 	claimed := rec.Testimony.Has(convert.FieldSizeBytes)
@@ -336,7 +335,7 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 	if claimed && claim > f.set.ceiling {
 		return target{}, failClaimOverCeiling(name, claim, f.set.ceiling)
 	}
-	spent, limit := f.Budget(name)
+	spent, limit := f.budgetAt(name, now)
 	if spent >= limit {
 		return target{}, failBudgetSpent(name, spent, limit)
 	}

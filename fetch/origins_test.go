@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -638,5 +639,40 @@ func TestOtherOriginsOrder(t *testing.T) {
 				t.Errorf("F2: requests = %d to the server, %d to the cdn; want none", n, m)
 			}
 		})
+	}
+}
+
+// TestOriginCache: a server origin read through the fetcher's cache is
+// the one a fresh parse gives, the second time as the first, for good and
+// bad strings alike, and the cache stops growing at its bound.
+func TestOriginCache(t *testing.T) {
+	inputs := []string{
+		"https://files.example", "HTTPS://Files.Example:443", "http://127.0.0.1:8080/ignored/path",
+		"wss://[::1]:9000", "ftp://files.example", "https://", "not a url", "%zz", "",
+		"https://user:pw@files.example",
+	}
+	var c originCache
+	for round := range 2 {
+		for _, in := range inputs {
+			var want parsedOrigin
+			if u, err := url.Parse(in); err == nil {
+				want.o, want.ok = originOf(u)
+			}
+			o, ok := c.parse(in)
+			if o != want.o || ok != want.ok {
+				t.Errorf("round %d: parse(%q) = %+v, %t; want %+v, %t", round, in, o, ok, want.o, want.ok)
+			}
+		}
+	}
+	for i := range 2 * maxOrigins {
+		c.parse(fmt.Sprintf("https://h%d.example", i))
+	}
+	if n := c.n.Load(); n != maxOrigins {
+		t.Errorf("the cache holds %d origins after %d distinct ones; want its bound %d", n, 2*maxOrigins+len(inputs), maxOrigins)
+	}
+	stored := 0
+	c.m.Range(func(any, any) bool { stored++; return true })
+	if stored != maxOrigins {
+		t.Errorf("the cache's map holds %d entries; want %d", stored, maxOrigins)
 	}
 }
