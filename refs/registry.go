@@ -56,6 +56,9 @@ type Remover interface {
 // a negative number is an error in [New], never "unbounded".
 type Config struct {
 	// Capacity bounds the number of records. Zero means DefaultCapacity.
+	// New reserves map room for Capacity records, or for 16,384 when
+	// Capacity is larger (about 1.7 MB), so filling the registry does not
+	// grow its maps while callers wait.
 	Capacity int
 	// OnEvict, if set, is called with a snapshot of each record that
 	// leaves the registry and the reason. It runs after the registry's lock
