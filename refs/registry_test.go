@@ -585,14 +585,22 @@ func TestWhoseWordCounts(t *testing.T) {
 	}
 }
 
+// Two well-formed digests, and a testimony of digestedURI claiming one.
+var (
+	digestA = "sha256:" + strings.Repeat("A", 43)
+	digestB = "sha256:" + strings.Repeat("B", 43)
+)
+
+const digestedURI = "https://files.example/a.wav"
+
+func digested(d string) convert.Testimony {
+	return convert.Testimony{URI: digestedURI, Digest: d, Present: convert.FieldURI | convert.FieldDigest}
+}
+
 func TestNewDigestForgetsSavedCopy(t *testing.T) {
 	ctx := t.Context()
-	const u = "https://files.example/a.wav"
-	d1 := "sha256:" + strings.Repeat("A", 43)
-	d2 := "sha256:" + strings.Repeat("B", 43)
-	digested := func(d string) convert.Testimony {
-		return convert.Testimony{URI: u, Digest: d, Present: convert.FieldURI | convert.FieldDigest}
-	}
+	const u = digestedURI
+	d1, d2 := digestA, digestB
 	tests := []struct {
 		name, reason string
 		again        convert.Registration
@@ -736,12 +744,8 @@ func TestSave(t *testing.T) {
 // decides whether a later digest still describes it.
 func TestSaveAgainstTestimony(t *testing.T) {
 	ctx := t.Context()
-	const u = "https://files.example/a.wav"
-	d1 := "sha256:" + strings.Repeat("A", 43)
-	d2 := "sha256:" + strings.Repeat("B", 43)
-	digested := func(d string) convert.Testimony {
-		return convert.Testimony{URI: u, Digest: d, Present: convert.FieldURI | convert.FieldDigest}
-	}
+	const u = digestedURI
+	d1, d2 := digestA, digestB
 	tests := []struct {
 		name, reason string
 		record       convert.Testimony // what the record claims when the bytes arrive
