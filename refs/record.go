@@ -113,13 +113,6 @@ func own(rec *Record) {
 	}
 }
 
-func (r *record) entry() convert.Entry {
-	var e convert.Entry
-	r.fill(&e)
-	ownEntry(&e)
-	return e
-}
-
 // fill sets *e to the record's entry, field by field, so that a caller
 // returning e pays one copy of the testimony, not two. Like
 // [record.share], it leaves e.Copy pointing at the record's saved copy,

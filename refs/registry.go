@@ -446,16 +446,25 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 	g.mu.Lock()
 	rec := g.byURI[key]
 	if rec == nil {
+		// As in register: the record and its id are made without the lock.
+		g.mu.Unlock()
 		t := convert.Testimony{URI: uri, Present: convert.FieldURI}
-		rec = g.insertLocked(&record{id: g.ids.mint(), uri: uri, key: key, testimony: t}, server)
-		evicted = g.trimLocked()
-	} else if !slices.Contains(rec.servers, server) {
+		fresh := &record{id: g.ids.mint(), uri: uri, key: key, testimony: t}
+		g.mu.Lock()
+		if rec = g.byURI[key]; rec == nil {
+			rec = g.insertLocked(fresh, server)
+			evicted = g.trimLocked()
+		}
+	}
+	if !slices.Contains(rec.servers, server) {
 		rec.servers = append(rec.servers, server)
 	}
 	g.order.touch(rec)
 	ev := g.markLocked(rec, server)
-	e := rec.entry()
+	var e convert.Entry
+	rec.fill(&e)
 	g.mu.Unlock()
+	ownEntry(&e)
 	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
 	return e, true
