@@ -571,3 +571,43 @@ func TestNoPartialCopyAfterFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalSeesMarkAfterEviction attacks the one registry read Refusal
+// now makes (N1, N7, N8): a server marks a uri never, the record is
+// evicted, and the uri comes back in another spelling, from serverless
+// content or from the same server without a never. The new record must
+// read marked, so Refusal gives the withheld clause and a model's fetch
+// is refused without a request.
+func TestRefusalSeesMarkAfterEviction(t *testing.T) {
+	for _, tc := range []struct {
+		name, server, block string
+	}{
+		{"same-server-respelled", serverName, `{"type":"resource","uri":"$ORIGIN/mcpl/A.wav?sig=1#frag"}`},
+		{"serverless-respelled", "", `{"type":"resource","uri":"HTTP://$HOST/mcpl/%41.wav?sig=1"}`},
+		{"other-server-exact", "other", `{"type":"resource","uri":"$ORIGIN/mcpl/A.wav?sig=1"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, body([]byte("RIFF"), "audio/wav"), func(e *env) { e.regCfg.Capacity = 1 })
+			e.extra["other"] = Server{Origin: e.srv.URL + "/mcpl"}
+			ctx := t.Context()
+			marked := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/mcpl/A.wav?sig=1","disposition":"never"}`)
+			e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/mcpl/B.wav"}`) // evicts the marked record
+			if _, ok := e.reg.Lookup(marked.ID); ok {
+				t.Fatal("setup: the marked record was not evicted")
+			}
+			again := e.ref(tc.server, tc.block)
+			if again.ID == marked.ID {
+				t.Fatal("setup: the evicted id came back")
+			}
+			if r := e.f.Refusal(e.entry(again)); r != failWithheld(again.Server()).Clause {
+				t.Errorf("N7: Refusal of the re-registered uri = %q, want the withheld clause", r)
+			}
+			before := e.requests.Load()
+			_, err := e.fetch(ctx, again, Request{})
+			failureOf(t, err, CodeWithheld)
+			if n := e.requests.Load() - before; n != 0 {
+				t.Errorf("N1: a withheld fetch made %d requests", n)
+			}
+		})
+	}
+}
