@@ -193,7 +193,10 @@ func boolInt(b bool) int {
 // cost when nothing of block i fits, which ends the list. The push and
 // script views share it; the caller appends the notice.
 func fitList[T any](max, n, noticeOverhead int, item func(i, room int) (T, int, bool)) []T {
-	out := []T{}
+	// Room for every item and the notice up front, up to a bound, since a
+	// content may hold more blocks than any view shows (BenchmarkHostFlow,
+	// B/op).
+	out := make([]T, 0, min(n+1, listPresize))
 	used := len("[]")
 	for i := 0; i < n; i++ {
 		comma := boolInt(len(out) > 0)
@@ -214,3 +217,7 @@ func fitList[T any](max, n, noticeOverhead int, item func(i, room int) (T, int, 
 	}
 	return out
 }
+
+// listPresize bounds how many items a view makes room for before it
+// knows how many fit.
+const listPresize = 64

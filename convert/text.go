@@ -127,34 +127,51 @@ const markedWords = "a server marked it never, so neither the model nor its tool
 const askedWords = "this content asks that neither the model nor its tools receive it"
 
 // stub renders one reference's stub in content from src, whose
-// provenance line is prov.
+// provenance line is prov. Its parts are worked out first and the line
+// is written into one buffer of their total size: a stub is rendered for
+// every reference each time a view is built, and growing the buffer step
+// by step made most of a view's garbage (BenchmarkHostFlow, B/op).
 func (c *Converter) stub(e Entry, src Source, prov string) string {
 	p := c.policy
+	t := e.Testimony
+	name := label.Display(t.Name, p.NameMax)
+	mt := label.MediaTypeMax(t.MimeType, p.TypeMax)
+	var size string
+	if t.Has(FieldSizeBytes) {
+		size = formatSize(t.SizeBytes)
+	}
+	uri, showURI := c.shownURI(e)
+	if showURI {
+		uri = label.Display(uri, MaxURILen)
+	}
+	words := c.next(e, src).words(c.policy.FetchHint)
+
 	var b strings.Builder
+	b.Grow(len("[") + len(e.ID) + len(` ""`) + len(name) + len(" ") + len(mt) + len(", claimed ") + len(size) +
+		len(", ") + len(prov) + len(", at ") + len(uri) + len("; ") + len(words) + len("]"))
 	b.WriteByte('[')
 	b.WriteString(e.ID)
-	t := e.Testimony
-	if name := label.Display(t.Name, p.NameMax); name != "" {
+	if name != "" {
 		b.WriteString(` "`)
 		b.WriteString(name)
 		b.WriteByte('"')
 	}
-	if mt := label.MediaTypeMax(t.MimeType, p.TypeMax); mt != "" {
+	if mt != "" {
 		b.WriteByte(' ')
 		b.WriteString(mt)
 	}
-	if t.Has(FieldSizeBytes) {
+	if size != "" {
 		b.WriteString(", claimed ")
-		b.WriteString(formatSize(t.SizeBytes))
+		b.WriteString(size)
 	}
 	b.WriteString(", ")
 	b.WriteString(prov)
-	if uri, ok := c.shownURI(e); ok {
+	if showURI {
 		b.WriteString(", at ")
-		b.WriteString(label.Display(uri, MaxURILen))
+		b.WriteString(uri)
 	}
 	b.WriteString("; ")
-	b.WriteString(c.next(e, src).words(c.policy.FetchHint))
+	b.WriteString(words)
 	b.WriteByte(']')
 	return c.boundLine(b.String())
 }
