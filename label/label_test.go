@@ -576,6 +576,30 @@ func TestPrintablePrefix(t *testing.T) {
 	}
 }
 
+// TestCleanLongRuns puts one byte that ends a printable run at every
+// offset of runs up to 100 bytes long, after a byte that sends the string
+// down the rewriting path, which skips printable runs several bytes at a
+// time: the skip must stop at that byte whatever bytes share its words
+// (L1, L2). A four-word skip that or-ed the words before testing them was
+// tried and failed here: a control byte or-ed with a letter looks
+// printable.
+func TestCleanLongRuns(t *testing.T) {
+	stops := []byte{0x00, 0x07, 0x1F, 0x7F, 0x80, 0xC2, 0xE2, 0xFF}
+	for _, fill := range []byte{' ', 'a', '~', '@', '?'} {
+		for n := 1; n <= 100; n++ {
+			for pos := 0; pos < n; pos++ {
+				for _, c := range stops {
+					b := []byte("\x00" + strings.Repeat(string(fill), n) + "!")
+					b[1+pos] = c
+					if got, want := Clean(string(b)), reference(string(b)); got != want {
+						t.Fatalf("Clean(%+q) = %+q; reference gives %+q", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 type mediaTypeTest struct {
 	name, in, want, essence, reason string
 }
