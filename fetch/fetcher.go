@@ -199,7 +199,7 @@ func (f *Fetcher) Refusal(e convert.Entry) string {
 	if _, ok := servable(rec, !f.fetchNever); ok {
 		return ""
 	}
-	if _, fail := f.checks(rec, f.set.ceiling); fail != nil {
+	if _, fail := f.judge(rec, f.set.ceiling, true); fail != nil {
 		return fail.Clause
 	}
 	return ""
@@ -275,6 +275,16 @@ func (f *Fetcher) preDial(rec refs.Record, max int64) (target, *Failure) {
 // checks runs the refusals before dialing that follow the never check,
 // in order.
 func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
+	return f.judge(rec, max, false)
+}
+
+// judge is checks. With advice set it judges as checks does but may leave
+// the target's URL nil: a reference spelled in the simple form at its
+// server's own origin is judged without parsing it into a url.URL
+// ([simpleOrigin]), which [Fetcher.Refusal] asks for every stub a view
+// shows. Every other reference, and every refusal, comes from the parsed
+// URL as in checks.
+func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failure) {
 	name := rec.Server()
 	if name == "" {
 		return target{}, failNoServer()
@@ -290,9 +300,18 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 	case conn.Origin == "" && len(conn.UnauthenticatedOrigins) == 0:
 		return target{}, failNoNetworkAddress(name)
 	}
-	u, err := url.Parse(rec.URI)
-	if err != nil {
-		return target{}, failBadURI(name)
+	var (
+		u      *url.URL
+		ro     origin
+		simple bool // ro is rec.URI's origin, read without a url.URL
+	)
+	if advice {
+		ro, simple = simpleOrigin(rec.URI)
+	}
+	if !simple {
+		if u, err = url.Parse(rec.URI); err != nil {
+			return target{}, failBadURI(name)
+		}
 	}
 	var own origin
 	if conn.Origin != "" {
@@ -309,13 +328,24 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 		}
 		others = append(others, o)
 	}
-	if u.User != nil {
-		return target{}, failCredentials(name)
+	if simple && (conn.Origin == "" || ro != own) {
+		// Only the server's own origin skips the parse: any other case is
+		// judged, and a refusal worded, from the parsed URL.
+		simple = false
+		if u, err = url.Parse(rec.URI); err != nil {
+			return target{}, failBadURI(name)
+		}
 	}
-	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return target{}, failScheme(name, u.Scheme)
+	ok := simple
+	if !simple {
+		if u.User != nil {
+			return target{}, failCredentials(name)
+		}
+		if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+			return target{}, failScheme(name, u.Scheme)
+		}
+		ro, ok = originOf(u)
 	}
-	ro, ok := originOf(u)
 	other := false
 	switch {
 	case ok && conn.Origin != "" && ro == own:

@@ -162,3 +162,75 @@ func plainHost(h string) bool {
 	}
 	return true
 }
+
+// simpleOrigin returns the origin of raw without building a url.URL, for
+// the common spelling of a reference: "http://" or "https://", a host name
+// of lower-case letters, digits, dots and hyphens, an optional port of
+// digits, and then a path without '%', any query, and a fragment without
+// '%', with no control byte anywhere. For every such string url.Parse
+// succeeds, finds no user information and an http or https scheme, and
+// [originOf] gives the same origin (FuzzSimpleOrigin checks this against
+// them). ok is false for anything else, which the caller parses in full.
+// [Fetcher.Refusal] uses it to skip the parse for a reference at its
+// server's own origin, asked for every stub a view shows
+// (BenchmarkRefusal).
+func simpleOrigin(raw string) (o origin, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(raw, "http://"):
+		o.scheme, rest = "http", raw[len("http://"):]
+	case strings.HasPrefix(raw, "https://"):
+		o.scheme, rest = "https", raw[len("https://"):]
+	default:
+		return origin{}, false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	host, port, hasPort := strings.Cut(rest[:end], ":")
+	if host == "" || (hasPort && port == "") {
+		return origin{}, false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return origin{}, false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if c := port[i]; c < '0' || c > '9' {
+			return origin{}, false
+		}
+	}
+	// The path runs to the query or fragment; the fragment from the first
+	// '#'. url.Parse unescapes both, so a '%' there could be an error.
+	tail := rest[end:]
+	inQuery := false
+	for i := 0; i < len(tail); i++ {
+		switch c := tail[i]; {
+		case c < 0x20 || c == 0x7f:
+			return origin{}, false
+		case c == '?':
+			inQuery = true
+		case c == '#':
+			if strings.IndexByte(tail[i:], '%') >= 0 || strings.IndexFunc(tail[i:], isCTL) >= 0 {
+				return origin{}, false
+			}
+			i = len(tail)
+		case c == '%' && !inQuery:
+			return origin{}, false
+		}
+	}
+	if !hasPort {
+		port = "80"
+		if o.scheme == "https" {
+			port = "443"
+		}
+	}
+	o.host, o.port = host, port
+	return o, true
+}
+
+// isCTL reports an ASCII control character, which url.Parse refuses
+// anywhere in a URL.
+func isCTL(r rune) bool { return r < 0x20 || r == 0x7f }
