@@ -97,7 +97,8 @@ func agreesWithParse(t *testing.T, s string, o origin) {
 // may skip parsing a reference in the simple form) refuses exactly what
 // the full checks refuse, with the same words, for references at, beside
 // and away from their server's origin, under servers with an origin, with
-// other allowed origins, and with no address at all (F2, N7).
+// other allowed origins, and with no address at all; respelled and huge
+// addresses included (F2, N7).
 func TestRefusalAdviceAgrees(t *testing.T) {
 	servers := map[string]Server{
 		"own":    {Origin: "http://files.example"},
@@ -105,6 +106,7 @@ func TestRefusalAdviceAgrees(t *testing.T) {
 		"others": {Origin: "http://files.example", UnauthenticatedOrigins: []string{"https://cdn.example", "http://files.example:81"}},
 		"none":   {UnauthenticatedOrigins: []string{"https://cdn.example"}},
 		"upper":  {Origin: "HTTP://FILES.EXAMPLE:80"},
+		"dot":    {Origin: "http://files.example."},
 		"ws":     {Origin: "ws://files.example"},
 	}
 	reg, err := refs.New(refs.Config{})
@@ -120,6 +122,15 @@ func TestRefusalAdviceAgrees(t *testing.T) {
 		"https://files.example/a.wav", "https://files.example:8443/a.wav?sig=x%2F", "https://cdn.example/a.wav",
 		"https://cdn.example:443/a", "http://other.example/a", "http://FILES.example/a", "http://u@files.example/a",
 		"ftp://files.example/a", "http://files.example/a%zz", "http:///a", "http://files.example:0080/a",
+		// Respellings a hostile server might try: a trailing dot, another
+		// spelling of an address, a port that overflows, an empty label.
+		"http://files.example./a", "http://0x7f.0.0.1/a", "http://127.1/a", "http://files.example:99999999999999999999/a",
+		"http://files..example/a", "http://files.example:80#x%41",
+		// Huge addresses: a mebibyte of path, of query with escapes, and
+		// of fragment.
+		"http://files.example/" + strings.Repeat("a/", 1<<19),
+		"http://files.example/p?" + strings.Repeat("%2F", 1<<18),
+		"http://files.example/p#" + strings.Repeat("f", 1<<20),
 	}
 	for _, tt := range simpleOriginCases {
 		uris = append(uris, tt.in)

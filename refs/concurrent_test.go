@@ -12,17 +12,20 @@ import (
 	"github.com/mcplrefs/refcore/refs"
 )
 
-// TestConcurrentUse drives one small registry from 8 goroutines at once
-// (R7). Run it under -race. Evictions happen throughout, and the eviction
-// callback calls back into the registry.
+// TestConcurrentUse drives one small registry from many goroutines at
+// once (R7). Run it under -race. Evictions happen throughout, and the
+// eviction callback calls back into the registry. The flood runs 64
+// goroutines, far more than processors, on a registry of one record, so
+// nearly every call finds the lock held and many wait past its tries.
 func TestConcurrentUse(t *testing.T) {
+	t.Run("8-workers", func(t *testing.T) { concurrentUse(t, 8, 16) })
+	t.Run("flood-64-workers-bound-1", func(t *testing.T) { concurrentUse(t, 64, 1) })
+}
+
+func concurrentUse(t *testing.T, workers, capacity int) {
 	ctx := t.Context()
-	const (
-		workers  = 8
-		rounds   = 3000
-		uris     = 64
-		capacity = 16
-	)
+	rounds := 24000 / workers
+	const uris = 64
 	// Each uri has two spellings with one canonical form.
 	spell := func(n, variant int) string {
 		if variant == 0 {
