@@ -1,6 +1,7 @@
 package label
 
 import (
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode"
@@ -671,3 +672,53 @@ func TestNoAllocs(t *testing.T) {
 }
 
 var sink string
+
+// TestWordTests checks the word-at-a-time tests against a byte-by-byte
+// reading: with any byte at any position of a word of printable filler,
+// and any second byte above it, notPrintable's lowest set bit is the first
+// byte that is not printable, and anyNotPrintable2 sees it in either word
+// (L1).
+func TestWordTests(t *testing.T) {
+	printable := func(b byte) bool { return b >= 0x20 && b <= 0x7E }
+	for _, fill := range []byte{0x20, 0x3F, 0x40, 0x61, 0x7E} {
+		clean := load64(strings.Repeat(string(fill), 8), 0)
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				for above := pos + 1; above <= 8; above++ {
+					for d := 0; d < 256; d++ {
+						if above == 8 && d > 0 {
+							break // no second byte
+						}
+						var w [8]byte
+						for k := range w {
+							w[k] = fill
+						}
+						w[pos] = byte(c)
+						if above < 8 {
+							w[above] = byte(d)
+						}
+						first := 8
+						for k, b := range w {
+							if !printable(b) {
+								first = k
+								break
+							}
+						}
+						x := load64(string(w[:]), 0)
+						m := notPrintable(x)
+						got := 8
+						if m != 0 {
+							got = bits.TrailingZeros64(m) >> 3
+						}
+						if got != first {
+							t.Fatalf("notPrintable(% x): first hit at %d; want %d", w, got, first)
+						}
+						if anyNotPrintable2(x, clean) != (first < 8) || anyNotPrintable2(clean, x) != (first < 8) {
+							t.Fatalf("anyNotPrintable2 with % x: %v; want %v", w, !(first < 8), first < 8)
+						}
+					}
+				}
+			}
+		}
+	}
+}
