@@ -34,6 +34,17 @@ var (
 	missSeq   int // uris registered by the miss benchmark so far
 )
 
+// next is the index after i in the set's order, wrapping around. The
+// benchmarks step with it rather than take i modulo the length: a
+// division costs about a nanosecond, which the map lookup of the baseline
+// would share and which flattered every ratio to it by some 7%.
+func (s *benchSet) next(i int) int {
+	if i++; i == len(s.order) {
+		return 0
+	}
+	return i
+}
+
 func benchURI(prefix string, n int) string {
 	return "https://files.example/" + prefix + "/" + strconv.Itoa(n) + "?sig=0123456789abcdef"
 }
@@ -89,8 +100,8 @@ func BenchmarkRegister(b *testing.B) {
 			s := filled(b, "held", bound)
 			b.ReportAllocs()
 			n := 0
-			for i := 0; b.Loop(); i++ {
-				u := s.order[i%len(s.order)]
+			for i := 0; b.Loop(); i = s.next(i) {
+				u := s.order[i]
 				e := s.g.Register(ctx, convert.Registration{Testimony: plain(u), Server: "bench"})
 				n += len(e.ID)
 			}
@@ -133,8 +144,8 @@ func BenchmarkGet(b *testing.B) {
 			s := filled(b, "held", bound)
 			b.ReportAllocs()
 			n := 0
-			for i := 0; b.Loop(); i++ {
-				e, ok := s.g.Entry(s.ids[i%len(s.ids)])
+			for i := 0; b.Loop(); i = s.next(i) {
+				e, ok := s.g.Entry(s.ids[i])
 				if !ok {
 					b.Fatal("a held id is unknown")
 				}
@@ -152,8 +163,8 @@ func BenchmarkMapLookup(b *testing.B) {
 			s := filled(b, "held", bound)
 			b.ReportAllocs()
 			n := 0
-			for i := 0; b.Loop(); i++ {
-				r := s.m[s.order[i%len(s.order)]]
+			for i := 0; b.Loop(); i = s.next(i) {
+				r := s.m[s.order[i]]
 				n += len(r.id)
 			}
 			if n == 0 {
