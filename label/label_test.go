@@ -713,8 +713,10 @@ func TestWordTests(t *testing.T) {
 						if got != first {
 							t.Fatalf("notPrintable(% x): first hit at %d; want %d", w, got, first)
 						}
-						if anyNotPrintable2(x, clean) != (first < 8) || anyNotPrintable2(clean, x) != (first < 8) {
-							t.Fatalf("anyNotPrintable2 with % x: %v; want %v", w, !(first < 8), first < 8)
+						lo, hi := anyNotPrintable2(x, clean), anyNotPrintable2(clean, x)
+						if lo != (first < 8) || hi != (first < 8) {
+							t.Fatalf("anyNotPrintable2 with % x as the first word: %v, as the second: %v; want %v",
+								w, lo, hi, first < 8)
 						}
 					}
 				}
