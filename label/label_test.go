@@ -673,6 +673,26 @@ func TestNoAllocs(t *testing.T) {
 
 var sink string
 
+// TestCleanFarStop puts the byte that ends a printable run far into a
+// 4 KiB run, at each offset of a 32-byte stretch, so the skip takes
+// hundreds of 16-byte steps before it meets the byte in either word of a
+// step, or in the words left after the last whole step (L1, L2).
+func TestCleanFarStop(t *testing.T) {
+	const n = 4096
+	for _, tail := range []int{0, 5, 13} { // bytes after the run
+		for off := n - 48; off < n-16; off++ {
+			for _, c := range []byte{0x00, 0x1F, 0x7F, 0x80, 0xC2, 0xFF} {
+				b := []byte("\x00" + strings.Repeat("q", n) + strings.Repeat("!", tail))
+				b[1+off] = c
+				if got, want := Clean(string(b)), reference(string(b)); got != want {
+					t.Fatalf("stop %#x at %d of a %d-byte run, %d bytes after: Clean and the reference differ (%d and %d bytes)",
+						c, off, n, tail, len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
 // TestWordTests checks the word-at-a-time tests against a byte-by-byte
 // reading: with any byte at any position of a word of printable filler,
 // and any second byte above it, notPrintable's lowest set bit is the first
