@@ -147,9 +147,10 @@ type Block struct {
 	// NeverURIs lists the uris a block that shows no reference of its own
 	// still calls never: a block rejected whole, or of a type this library
 	// does not know, whose top level carries a "disposition" of "never".
-	// It holds each "uri" the block names at that level (or, for an
-	// embedded resource rejected whole, in its nested resource) that is a
-	// string within the schema's bound. A resource_link carries no
+	// It holds each "uri" the block names at that level, and each one its
+	// nested "resource" objects name (where an embedded resource keeps its
+	// uri, and may state its never instead), that is a string within the
+	// schema's bound. A resource_link carries no
 	// disposition, so it never has any. A never in a server's content
 	// marks these uris as it marks a reference's; serverless content
 	// withholds them within itself.

@@ -30,9 +30,11 @@ const (
 // to tell which one the block means, so the block is rejected whole.
 //
 // A block rejected whole, or of an unknown type, still carries a never its
-// top level states: [Block.NeverURIs] lists the uris it names there. That
-// holds for a block no decoder can read whole (nested past the decoder's
-// depth limit, or cut short), as far as its top level can be read.
+// top level states: [Block.NeverURIs] lists the uris it names there, and
+// those of a nested resource object, where an embedded resource keeps its
+// uri. That holds for a block no decoder can read whole (nested past the
+// decoder's depth limit, or cut short), as far as its top level and the
+// top level of each nested resource can be read.
 //
 // Classify is pure: it registers nothing and touches no shared state.
 // It reads a block in one pass, which checks the JSON and notes the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,10 @@ func TestInvalidBlockKeepsNever(t *testing.T) {
 		{"bad-data", "N1 an image whose data is not a string", `{"type":"image","data":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"unknown-type", "N1 a type this host does not know", `{"type":"video","uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"truncated", "N1 a block cut short after its never", `{"type":"resource","uri":"` + neverURI + `","disposition":"never","name":`, true},
+		{"embedded-repeated-resource", "N1 an embedded resource naming its nested resource twice",
+			`{"type":"resource","disposition":"never","resource":{"uri":"` + neverURI + `","text":"x"},"resource":{"uri":"` + neverURI + `","text":"y"}}`, true},
+		{"embedded-too-deep", "N1 an embedded resource whose nested resource nests past the decoder's limit",
+			`{"type":"resource","disposition":"never","resource":{"uri":"` + neverURI + `","text":"x","ext":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`, true},
 		{"deep-never-only", "only the top level testifies", `{"type":"resource","uri":"` + neverURI + `","ext":{"disposition":"never"},"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, false},
 	}
 	for _, tt := range tests {
@@ -385,5 +390,79 @@ func TestNeverRemovesSavedCopy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// embeddedPayload is an embedded resource carrying neverURI's payload
+// inline, and the payload it shows when nothing withholds it.
+const (
+	embeddedPayload = "PAYLOAD-OF-THE-NEVER-URI"
+	embeddedNever   = `{"type":"resource","resource":{"uri":"` + neverURI + `","mimeType":"text/plain","text":"` + embeddedPayload + `"}}`
+	embeddedImage   = `{"type":"resource","resource":{"uri":"` + neverURI + `","mimeType":"image/png","blob":"` + embeddedPayload + `"}}`
+)
+
+// assertNoPayload fails when any view of ct shows the embedded payload.
+func assertNoPayload(t *testing.T, ct *convert.Content, reason string) {
+	t.Helper()
+	for _, v := range views(t, ct) {
+		if strings.Contains(v, embeddedPayload) {
+			t.Errorf("%s: a view shows the payload:\n%s", reason, v)
+		}
+	}
+}
+
+// TestMarkOutlivesRecordInViews pins N7 with N6 and S2: the registry
+// remembers a server's never after evicting the record, and the views
+// honour that memory for blocks that register nothing, an embedded
+// resource and a uri written into text, not only for references.
+func TestMarkOutlivesRecordInViews(t *testing.T) {
+	src := convert.Source{Server: "vst", Tool: "render"}
+	marked := func(t *testing.T) *convert.Converter {
+		reg := mustRegistry(t, refs.Config{Capacity: 4})
+		c := mustConverter(t, reg, convert.Policy{})
+		c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+neverURI+`","disposition":"never"}`), src)
+		for i := range 8 {
+			c.Ingest(t.Context(), raws(`{"type":"resource","uri":"https://files.example/`+strconv.Itoa(i)+`"}`), src)
+		}
+		if _, ok := reg.ByURI(neverURI); ok || !reg.MarkedHere(neverURI) {
+			t.Fatal("setup: the marked record should be evicted and its mark remembered")
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		blocks []string
+		src    convert.Source
+	}{
+		{"embedded-text", []string{embeddedNever}, src},
+		{"embedded-image", []string{embeddedImage}, src},
+		{"embedded-serverless", []string{embeddedNever}, convert.Source{}},
+		{"text-json", []string{`{"type":"text","text":"{\"uri\":\"` + neverURI + `\"}"}`}, src},
+		{"text-json-serverless", []string{`{"type":"text","text":"{\"uri\":\"` + neverURI + `\"}"}`}, convert.Source{}},
+		{"reference", []string{`{"type":"resource","uri":"` + neverURI + `"}`}, src},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ct := marked(t).Ingest(t.Context(), raws(tt.blocks...), tt.src)
+			assertHidden(t, ct, "N7 a remembered mark")
+			assertNoPayload(t, ct, "N7 a remembered mark")
+		})
+	}
+}
+
+// TestLaterNeverWithholdsEmbedded pins N6 and S4: views render from the
+// registry's present state, so an embedded resource shown before a server
+// marked its uri never is withheld from then on, in every view.
+func TestLaterNeverWithholdsEmbedded(t *testing.T) {
+	src := convert.Source{Server: "vst", Tool: "render"}
+	for _, blk := range []string{embeddedNever, embeddedImage} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		first := c.Ingest(t.Context(), raws(blk), src)
+		if h := first.History(); !strings.Contains(h, embeddedPayload) && strings.Contains(blk, "text/plain") {
+			t.Fatalf("setup: before any never the payload shows:\n%s", h)
+		}
+		c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+neverURI+`","disposition":"never"}`), src)
+		assertNoPayload(t, first, "N6 a never after the embedded resource was shown")
+		assertHidden(t, first, "N6 a never after the embedded resource was shown")
 	}
 }

@@ -80,7 +80,9 @@ type Entry struct {
 
 // Registrar is the record store a [Converter] registers references in.
 // *refs.Registry satisfies it. Implementations must be safe for concurrent
-// use.
+// use. A Registrar that also implements [MarkReader] is asked about a uri's
+// never marks beyond the records it holds; one that does not is judged by
+// its records alone.
 type Registrar interface {
 	// Register records one reference and returns its entry. Registering a
 	// uri the store holds returns the same record, most recently used.
@@ -95,4 +97,18 @@ type Registrar interface {
 	// never that arrives on a block that shows no stub (an embedded
 	// resource, inline data beside reference fields). server is never "".
 	MarkNever(ctx context.Context, uri, server string) (Entry, bool)
+}
+
+// MarkReader is implemented by a [Registrar] that remembers a server's
+// never mark for a uri after its record is gone (*refs.Registry does). A
+// [Converter] asks it about the blocks that register no record of their
+// own: embedded resources and uris written into text. Without it those
+// blocks are withheld only while the store still holds a marked record.
+type MarkReader interface {
+	// Marked reports whether a server's never marks uri, asking any
+	// durable mark store the registrar keeps.
+	Marked(ctx context.Context, uri string) bool
+	// MarkedHere is Marked without the durable store: cheap enough for
+	// every view a host renders.
+	MarkedHere(uri string) bool
 }

@@ -184,8 +184,8 @@ func isNever(raw []byte) bool {
 	return ok && s == string(DispositionNever)
 }
 
-// maxObjectURIs bounds how many occurrences of "uri" the reading of one
-// object keeps.
+// maxObjectURIs bounds how many occurrences of "uri", and of "resource",
+// the reading of one object keeps.
 const maxObjectURIs = 8
 
 // object is the host's reading of one JSON object's top level: for each
@@ -205,6 +205,10 @@ type object struct {
 	never bool
 	uris  [maxObjectURIs][]byte
 	nURIs int
+	// resources holds each "resource" value, so that a block rejected
+	// whole still yields the uris its nested resources name.
+	resources  [maxObjectURIs][]byte
+	nResources int
 	// plain is set for a property whose last value is a JSON string with
 	// no escape and valid UTF-8: its text is the bytes between its quotes.
 	// Only scanBlock sets it, having checked the string on its way.
@@ -273,6 +277,11 @@ func (o *object) add(k key, v []byte, plain bool) {
 			o.uris[o.nURIs] = v
 			o.nURIs++
 		}
+	case keyResource:
+		if o.nResources < maxObjectURIs {
+			o.resources[o.nResources] = v
+			o.nResources++
+		}
 	}
 }
 
@@ -311,17 +320,28 @@ func (o *object) has(k key) bool { return o.count[k] > 0 }
 // repeated reports whether property k appeared more than once.
 func (o *object) repeated(k key) bool { return o.count[k] > 1 }
 
-// neverURIs returns every "uri" of the object that is a string within the
-// schema's bound, when some "disposition" of the object says never, and
-// nil otherwise.
+// neverURIs returns the uris a never of the object governs: every "uri"
+// of the object, when some "disposition" of it says never, and every
+// "uri" of a nested "resource" object (as far as its top level reads),
+// when the object or that nested object says never. Only strings within
+// the schema's bound count. An embedded resource states its never on
+// either level and its uri on the inner one, so a block rejected whole
+// keeps both.
 func (o *object) neverURIs() []string {
-	if !o.never {
-		return nil
-	}
 	var out []string
-	for _, raw := range o.uris[:o.nURIs] {
-		if u, ok := decodeBounded(raw, MaxURILen); ok {
-			out = append(out, u)
+	add := func(in *object) {
+		for _, raw := range in.uris[:in.nURIs] {
+			if u, ok := decodeBounded(raw, MaxURILen); ok {
+				out = append(out, u)
+			}
+		}
+	}
+	if o.never {
+		add(o)
+	}
+	for _, raw := range o.resources[:o.nResources] {
+		if inner := readObject(raw); o.never || inner.never {
+			add(&inner)
 		}
 	}
 	return out

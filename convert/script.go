@@ -140,7 +140,7 @@ func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
 		return c.scriptReference(asShown(e, b), ct.src), false
 	case b.Kind == KindInline && !b.Contradiction:
 		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: label.MediaType(b.MimeType)}, false
-	case b.Kind == KindEmbedded && !it.withheld:
+	case b.Kind == KindEmbedded && !ct.embeddedWithheld(i):
 		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: label.MediaType(b.MimeType)}, true
 	}
 	s, _ := ct.line(i, limit)

@@ -112,9 +112,7 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 			// a claim could key on (this fails closed).
 			never = never || b.Testimony.Never()
 			if !never && b.Testimony.Has(FieldURI) {
-				if e, ok := c.reg.EntryForURI(uri); ok && e.Never {
-					never = true
-				}
+				never = c.marked(ctx, uri)
 			}
 			ct.items[i].withheld = never
 			if never && src.Server != "" && b.Testimony.Has(FieldURI) {
@@ -185,7 +183,7 @@ func (ct *Content) line(i, limit int) (string, int) {
 		}
 		return c.inlinePlaceholder(b), noCut
 	case KindEmbedded:
-		if it.withheld {
+		if ct.embeddedWithheld(i) {
 			return c.noticeEmbeddedNever(b, ct.embeddedWords(b)), noCut
 		}
 		if b.Text != "" {
@@ -309,7 +307,7 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 		}
 	case b.Kind == KindInline && !b.Contradiction:
 		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
-	case b.Kind == KindEmbedded && !ct.items[i].withheld && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "":
+	case b.Kind == KindEmbedded && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" && !ct.embeddedWithheld(i):
 		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
 	}
 	s, keep := ct.line(i, limit)
@@ -382,8 +380,35 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if ct.claims.neverKey(sp.key) {
 		return true
 	}
-	e, ok := ct.c.reg.EntryForURI(sp.uri)
+	return ct.c.markedHere(sp.uri)
+}
+
+// marked reports whether a server marked uri never, asking the
+// registrar's mark store when it has one (see [MarkReader]).
+func (c *Converter) marked(ctx context.Context, uri string) bool {
+	if m, ok := c.reg.(MarkReader); ok {
+		return m.Marked(ctx, uri)
+	}
+	e, ok := c.reg.EntryForURI(uri)
 	return ok && e.Never
+}
+
+// markedHere is marked for a view, which has no context: the registrar's
+// memory without its durable store.
+func (c *Converter) markedHere(uri string) bool {
+	if m, ok := c.reg.(MarkReader); ok {
+		return m.MarkedHere(uri)
+	}
+	e, ok := c.reg.EntryForURI(uri)
+	return ok && e.Never
+}
+
+// embeddedWithheld reports whether embedded block i is withheld as a view
+// renders it: by the content's own never, or by a server's mark on its uri
+// made at any time, before the content arrived or after.
+func (ct *Content) embeddedWithheld(i int) bool {
+	b := ct.blocks[i]
+	return ct.items[i].withheld || (b.Testimony.Has(FieldURI) && ct.c.markedHere(b.Testimony.URI))
 }
 
 // embeddedWords says why a withheld embedded resource is withheld: its
@@ -393,10 +418,8 @@ func (ct *Content) embeddedWords(b Block) string {
 	if ct.src.Server != "" {
 		return neverWords
 	}
-	if b.Testimony.Has(FieldURI) {
-		if e, ok := ct.c.reg.EntryForURI(b.Testimony.URI); ok && e.Never {
-			return markedWords
-		}
+	if b.Testimony.Has(FieldURI) && ct.c.markedHere(b.Testimony.URI) {
+		return markedWords
 	}
 	return askedWords
 }
