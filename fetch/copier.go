@@ -70,6 +70,12 @@ func (c *copier) run() outcome {
 		c.abort()
 		return failure(fail)
 	}
+	if !c.fl.finish() {
+		// Every caller left while the store committed, and each is told
+		// the fetch failed: the copy may not stay.
+		c.f.withdraw(context.WithoutCancel(c.fl.ctx), c.fl.t.rec.ID, res.Path, "every caller left while the store committed the copy")
+		return failure(errAbandoned)
+	}
 	return c.f.record(c.fl, res, c.marked)
 }
 
@@ -149,9 +155,14 @@ func (c *copier) commit() (Result, *Failure) {
 			return Result{}, fail
 		}
 	}
-	path, err := safeCommit(context.WithoutCancel(c.fl.ctx), c.pend)
+	// The commit's context ends when the last caller leaves, so a store
+	// that may block (an upload) can stop and the caller's deadline holds.
+	path, err := safeCommit(c.fl.ctx, context.WithoutCancel(c.fl.ctx), c.pend)
 	if err != nil {
 		c.pend = nil // safeCommit has aborted it
+		if c.fl.ctx.Err() != nil {
+			return Result{}, errAbandoned
+		}
 		return Result{}, failStorage(t.server, "the store could not commit the copy: "+oneLine(err.Error(), 300))
 	}
 	c.pend = nil

@@ -111,7 +111,9 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 // the observed media type) and recorded only when every check passed.
 // When Fetch returns a failure, nothing of the download is left in the
 // store. Concurrent calls for one record share one download, each with
-// its own deadline and max bytes.
+// its own deadline and max bytes; a call that arrives while a download
+// every caller left is still ending waits for it (within its own
+// deadline), so one record never has two downloads at once.
 func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, error) {
 	rec, ok := f.reg.Lookup(id)
 	if !ok {
@@ -158,7 +160,15 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	}
 
 	w := &waiter{max: maxBytes, forModel: forModel, progress: req.Progress, ch: make(chan answer, 1)}
-	fl, a, answered := f.join(ctx, t, w, client)
+	fl, a, answered, ending := f.join(ctx, t, w, client)
+	for ending != nil {
+		select {
+		case <-ending.done:
+		case <-cctx.Done():
+			return f.failed(ctx, rec, ended(ctx, t.server, allowed))
+		}
+		fl, a, answered, ending = f.join(ctx, t, w, client)
+	}
 	if answered {
 		return f.answered(ctx, rec, a)
 	}

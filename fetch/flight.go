@@ -15,11 +15,16 @@ type flight struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed once the download has cleaned up
 
-	mu       sync.Mutex
-	waiters  map[*waiter]struct{}
-	total    int64    // decoded bytes read so far
-	dead     bool     // no caller can join: done, or abandoned
-	deferred []parted // answers held until the download has cleaned up
+	mu      sync.Mutex
+	waiters map[*waiter]struct{}
+	total   int64 // decoded bytes read so far
+	dead    bool  // no caller can join: done, or abandoned
+	// finishing is set once the copy is committed and kept: a caller
+	// whose deadline passes from then on waits the moment it takes to
+	// record the copy and gets its answer, rather than a failure while
+	// the copy stays.
+	finishing bool
+	deferred  []parted // answers held until the download has cleaned up
 }
 
 // waiter is one caller of Fetch waiting on a flight.
@@ -43,16 +48,22 @@ type parted struct {
 
 // join adds w to the record's flight, starting one when none is running.
 // answered is set when w needs no flight: one that just ended saved a copy
-// w may have, or found a mark that refuses w.
-func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Client) (fl *flight, a answer, answered bool) {
+// w may have, or found a mark that refuses w. ending is set instead when
+// the record's flight was left by its callers and is still ending: the
+// caller waits until it is done and joins again, so that one record never
+// has two downloads at once.
+func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Client) (fl *flight, a answer, answered bool, ending *flight) {
 	start := false
 	f.mu.Lock()
 	fl = f.flights[t.rec.ID]
 	if fl != nil {
 		fl.mu.Lock()
 		if fl.dead {
+			// run takes a finished flight out of the map before it marks
+			// it dead, so a dead flight here is one still ending.
 			fl.mu.Unlock()
-			fl = nil
+			f.mu.Unlock()
+			return nil, answer{}, false, fl
 		}
 	}
 	if fl == nil {
@@ -63,11 +74,11 @@ func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Cl
 		cur := f.current(t.rec)
 		if w.forModel && (cur.Never || f.reg.MarkedHere(cur.URI)) {
 			f.mu.Unlock()
-			return nil, answer{fail: failWithheld(t.server)}, true
+			return nil, answer{fail: failWithheld(t.server)}, true, nil
 		}
 		if res, ok := servable(cur, w.forModel); ok {
 			f.mu.Unlock()
-			return nil, answer{res: res}, true
+			return nil, answer{res: res}, true, nil
 		}
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		fl = &flight{f: f, t: t, client: client, ctx: fctx, cancel: cancel,
@@ -91,7 +102,7 @@ func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Cl
 	if start {
 		go f.run(fl)
 	}
-	return fl, answer{}, false
+	return fl, answer{}, false, nil
 }
 
 // leave takes a caller whose deadline passed out of the flight. When it
@@ -100,7 +111,7 @@ func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Cl
 // is set when an answer had already been sent to w.
 func (fl *flight) leave(w *waiter) (a answer, ok bool) {
 	fl.mu.Lock()
-	if _, waiting := fl.waiters[w]; waiting {
+	if _, waiting := fl.waiters[w]; waiting && !fl.finishing {
 		delete(fl.waiters, w)
 		last := len(fl.waiters) == 0 && !fl.dead
 		if last {
@@ -115,6 +126,19 @@ func (fl *flight) leave(w *waiter) (a answer, ok bool) {
 	}
 	fl.mu.Unlock()
 	return <-w.ch, true
+}
+
+// finish decides that the committed copy stays, unless every caller has
+// left (which canceled the flight's context): then it reports false and
+// the copy must go. Deciding under fl.mu orders it with leave.
+func (fl *flight) finish() bool {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if fl.ctx.Err() != nil {
+		return false
+	}
+	fl.finishing = true
+	return true
 }
 
 // part answers w, which leaves the flight. When no caller is left the

@@ -127,15 +127,16 @@ func safeWrite(p Pending, b []byte) (err error) {
 	return err
 }
 
-// safeCommit commits p. A commit that fails or panics is followed by an
-// abort, so the store may discard what it began.
-func safeCommit(ctx context.Context, p Pending) (path string, err error) {
+// safeCommit commits p under ctx. A commit that fails or panics is
+// followed by an abort under abortCtx, so the store may discard what it
+// began even when ctx has ended.
+func safeCommit(ctx, abortCtx context.Context, p Pending) (path string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			path, err = "", storePanic(r)
 		}
 		if err != nil {
-			err = errors.Join(err, safeAbort(ctx, p))
+			err = errors.Join(err, safeAbort(abortCtx, p))
 		}
 	}()
 	path, err = p.Commit(ctx)

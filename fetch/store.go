@@ -34,7 +34,12 @@ type Store interface {
 type Pending interface {
 	io.Writer
 	// Commit makes the copy visible under its name and returns the path a
-	// host may show for it.
+	// host may show for it. ctx ends when every caller waiting on the
+	// download has left (their deadlines passed, or they canceled): a
+	// commit that may block should then stop and fail. Each caller is
+	// answered only after Commit returns, so a commit that goes on holds
+	// them past their deadlines; a copy it commits after they left is
+	// removed again (see [Store]).
 	Commit(ctx context.Context) (path string, err error)
 	// Abort discards everything written; nothing may remain visible, and
 	// Abort after Commit succeeded changes nothing.
