@@ -466,3 +466,39 @@ func TestLaterNeverWithholdsEmbedded(t *testing.T) {
 		assertHidden(t, first, "N6 a never after the embedded resource was shown")
 	}
 }
+
+// TestLabelsCarryNoURI pins S2: a server cannot carry a uri to the model
+// in a label it supplies (a name, a media type, a type, its tool's name),
+// whether or not the reference is marked never. Each uri there shows as
+// "[uri withheld]".
+func TestLabelsCarryNoURI(t *testing.T) {
+	never := `,"disposition":"never"`
+	tests := []struct {
+		name, block string
+		src         convert.Source
+	}{
+		{"name-is-uri-never", `{"type":"resource","uri":"` + neverURI + `","name":"` + neverURI + `"` + never + `}`, convert.Source{Server: "vst"}},
+		{"name-is-uri", `{"type":"resource","uri":"` + neverURI + `","name":"` + neverURI + `"}`, convert.Source{Server: "vst"}},
+		{"name-holds-uri-zero-width", `{"type":"resource","uri":"` + neverURI + `","name":"take https:/\u200b/vault.example/take.wav?sig=NEVER-SIG"}`, convert.Source{Server: "vst"}},
+		{"mime-parameter", `{"type":"resource","uri":"` + neverURI + `","mimeType":"audio/wav; src=` + neverURI + `"` + never + `}`, convert.Source{Server: "vst"}},
+		{"unknown-type", `{"type":"https://vault.example/x?sig=NEVER-SIG","uri":"` + neverURI + `"` + never + `}`, convert.Source{Server: "vst"}},
+		{"embedded-name", `{"type":"resource","disposition":"never","resource":{"uri":"` + neverURI + `","name":"` + neverURI + `","text":"x"}}`, convert.Source{Server: "vst"}},
+		{"embedded-mime", `{"type":"resource","resource":{"uri":"https://files.example/a.txt","mimeType":"text/plain; see=` + neverURI + `","text":"x"}}`, convert.Source{Server: "vst"}},
+		{"inline-mime", `{"type":"image","data":"AAAA","mimeType":"image/png; src=` + neverURI + `"}`, convert.Source{Server: "vst"}},
+		{"tool-name", `{"type":"resource","uri":"https://files.example/b.wav"}`, convert.Source{Server: "vst", Tool: neverURI}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(tt.block), tt.src)
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "vault.example") || strings.Contains(v, "NEVER-SIG") {
+					t.Errorf("S2: a label carries the uri:\n%s", v)
+				}
+			}
+			if h := ct.History(); !strings.Contains(h, "[uri withheld]") {
+				t.Errorf("the label does not say a uri was withheld:\n%s", h)
+			}
+		})
+	}
+}

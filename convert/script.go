@@ -106,8 +106,8 @@ func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 	s := ScriptItem{
 		Kind:         "reference",
 		RefID:        e.ID,
-		Name:         label.Display(t.Name, c.policy.NameMax),
-		MimeType:     label.MediaTypeMax(t.MimeType, c.policy.TypeMax),
+		Name:         c.nameLabel(t.Name),
+		MimeType:     typeLabel(t.MimeType, c.policy.TypeMax),
 		ClaimedBytes: -1,
 	}
 	if t.Has(FieldSizeBytes) {
@@ -139,9 +139,9 @@ func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
 		}
 		return c.scriptReference(asShown(e, b), ct.src), false
 	case b.Kind == KindInline && !b.Contradiction:
-		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: label.MediaType(b.MimeType)}, false
+		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, false
 	case b.Kind == KindEmbedded && !ct.embeddedWithheld(i):
-		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: label.MediaType(b.MimeType)}, true
+		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: typeLabel(b.MimeType, label.TypeMax)}, true
 	}
 	s, _ := ct.line(i, limit)
 	return ScriptItem{Kind: "notice", Text: s}, false

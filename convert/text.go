@@ -55,7 +55,7 @@ type Source struct {
 // names its lane shows, each once; a Content calls it once for all its
 // stubs, since a name may be as long as a server cares to make it.
 func (p Policy) provenance(src Source) string {
-	b := func(s string) string { return label.Display(s, DefaultProvenanceMax) }
+	b := func(s string) string { return label.Bound(withoutURIs(label.Clean(s)), DefaultProvenanceMax) }
 	server := b(src.Server)
 	var s string
 	switch src.Lane {
@@ -134,8 +134,8 @@ const askedWords = "this content asks that neither the model nor its tools recei
 func (c *Converter) stub(e Entry, src Source, prov string) string {
 	p := c.policy
 	t := e.Testimony
-	name := label.Display(t.Name, p.NameMax)
-	mt := label.MediaTypeMax(t.MimeType, p.TypeMax)
+	name := c.nameLabel(t.Name)
+	mt := typeLabel(t.MimeType, p.TypeMax)
 	var size string
 	if t.Has(FieldSizeBytes) {
 		size = formatSize(t.SizeBytes)
@@ -268,20 +268,69 @@ func (c *Converter) noticeServerlessNever(b Block) string {
 const noticeUnknownRecord = "[reference no longer held by this host: it cannot be fetched; ask for the content again]"
 
 func (c *Converter) noticeUnknownType(b Block) string {
-	return c.boundLine(`[content of type "` + label.Display(b.Type, 40) + `" not shown: this host does not handle that type]`)
+	return c.boundLine(`[content of type "` + label.Bound(withoutURIs(label.Clean(b.Type)), 40) + `" not shown: this host does not handle that type]`)
 }
 
 func (c *Converter) quotedName(name string) string {
-	if n := label.Display(name, c.policy.NameMax); n != "" {
+	if n := c.nameLabel(name); n != "" {
 		return ` "` + n + `"`
 	}
 	return ""
 }
 
+// nameLabel is the label for a name a server supplied: cleaned, every uri
+// in it withheld, and bounded to the policy's NameMax.
+func (c *Converter) nameLabel(name string) string {
+	return label.Bound(withoutURIs(label.Clean(name)), c.policy.NameMax)
+}
+
+// typeLabel is the label for a media type a server claimed, as
+// label.MediaTypeMax makes it, with every uri in it withheld first.
+func typeLabel(mt string, max int) string {
+	return label.MediaTypeMax(withoutURIs(label.Clean(mt)), max)
+}
+
+// uriWithheldLabel stands in a label for a uri taken out of it.
+const uriWithheldLabel = "[uri withheld]"
+
+// withoutURIs replaces each uri in the cleaned label s, a scheme and "://"
+// up to the next space, quote or angle bracket, with uriWithheldLabel. A
+// server could otherwise hand the model a uri, its own included, through
+// a name, a media type or a type, where stubs never show one. Cleaning
+// comes first, so no invisible character splits a "://".
+func withoutURIs(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i >= 0 {
+		start := i
+		for start > 0 && isSchemeByte(s[start-1]) {
+			start--
+		}
+		end := i + len("://")
+		for end < len(s) && !strings.ContainsRune(" \"'<>`", rune(s[end])) {
+			end++
+		}
+		b.WriteString(s[:start])
+		b.WriteString(uriWithheldLabel)
+		s = s[end:]
+		i = strings.Index(s, "://")
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// isSchemeByte reports whether c may appear in a uri scheme.
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
 // embeddedHeader introduces an embedded resource's contents.
 func (c *Converter) embeddedHeader(b Block) string {
 	s := "[embedded resource" + c.quotedName(b.Testimony.Name)
-	if mt := label.MediaType(b.MimeType); mt != "" {
+	if mt := typeLabel(b.MimeType, label.TypeMax); mt != "" {
 		s += " " + mt
 	}
 	if b.Text == "" && b.Data != "" {
@@ -297,7 +346,7 @@ func (c *Converter) inlinePlaceholder(b Block) string {
 		kind = "audio"
 	}
 	s := "[inline " + kind
-	if mt := label.MediaType(b.MimeType); mt != "" {
+	if mt := typeLabel(b.MimeType, label.TypeMax); mt != "" {
 		s += " " + mt
 	}
 	return c.boundLine(s + ", " + formatSize(int64(len(b.Data))) + " of base64 data]")

@@ -306,9 +306,9 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 			return blk, noCut
 		}
 	case b.Kind == KindInline && !b.Contradiction:
-		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
+		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, noCut
 	case b.Kind == KindEmbedded && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" && !ct.embeddedWithheld(i):
-		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: label.MediaType(b.MimeType)}, noCut
+		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, noCut
 	}
 	s, keep := ct.line(i, limit)
 	return ModelBlock{Type: "text", Text: s}, keep
