@@ -61,7 +61,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 			for j := range tr.spans {
 				tr.spans[j].key = uriform.Canonical(tr.spans[j].uri)
 			}
-			r.spans[i] = tr.spans
+			r.spans[i] = withBareURIs(b.Text, tr.spans)
 			for _, u := range tr.never {
 				key := uriform.Canonical(u)
 				c.add(key, true)

@@ -27,7 +27,13 @@
 //     share a record (its id, its never mark, its saved copy) while each
 //     stub shows what its own block claimed. No view shows a uri under
 //     never, nor any uri unless the host's [Policy] allows it; no view
-//     shows inline data or an embedded resource a never withholds. Every
+//     shows inline data or an embedded resource a never withholds. Where
+//     a text writes out a uri the content calls never or a server marked,
+//     in its JSON or in prose, the view shows "[uri withheld]" instead,
+//     and a uri written into a name, media type or type a server supplied
+//     is always shown that way. A server's mark counts for as long as the
+//     [Registrar] remembers it (see [MarkReader]), also for content shown
+//     before the mark was made. Every
 //     string a server sent is cleaned and bounded by package label first;
 //     a stub has a bounded size whatever its fields' lengths, and a whole
 //     view stays within [Policy.ViewMax]: it shows the blocks in order while
@@ -42,6 +48,9 @@
 //
 // What it does not reach: it fetches nothing and stores nothing, and it
 // does not know whether a fetch would succeed unless the host wires
-// [Policy.Refusal] to its fetcher. A Converter is safe for concurrent use
+// [Policy.Refusal] to its fetcher. In a text it recognizes a uri by its
+// scheme and "://", or as a JSON "uri" member: a never uri a text writes
+// without its scheme, or with escaped slashes outside a "uri" member,
+// stays as written. A Converter is safe for concurrent use
 // when its Registrar is.
 package convert

@@ -502,3 +502,55 @@ func TestLabelsCarryNoURI(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverURIInAnyText pins S2 and N2 for text: where the content calls
+// a uri never, or a server marked it, the views withhold it wherever a
+// text writes it out, not only in the "uri" members of JSON the text
+// reading reaches: in prose, under other keys, in JSON nested past the
+// reading's depth or after its first value, in a value too long to be
+// read. A uri nobody withholds stays visible.
+func TestNeverURIInAnyText(t *testing.T) {
+	text := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"type":"text","text":` + string(b) + `}`
+	}
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	tests := []struct{ name, text string }{
+		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65)},
+		{"json-lines", `{"id":1}` + "\n" + `{"uri":"` + neverURI + `"}`},
+		{"second-value", `[] {"uri":"` + neverURI + `"}`},
+		{"long-value", `{"uri":"` + neverURI + "#" + strings.Repeat("x", 4200) + `"}`},
+		{"trailing-spaces", `{"uri":"` + neverURI + strings.Repeat(" ", 4100) + `"}`},
+		{"bom", "\ufeff" + `{"uri":"` + neverURI + `"}`},
+		{"prose", "the take is at " + neverURI + ", see there"},
+		{"prose-parenthesis", "the take (" + neverURI + ")."},
+		{"fence", "```json\n{\"uri\":\"" + neverURI + "\"}\n```"},
+		{"url-key", `{"url":"` + neverURI + `"}`},
+		{"array", `["` + neverURI + `"]`},
+		{"double-encoded", `{"result":"{\"uri\":\"` + neverURI + `\"}"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
+				c := mustConverter(t, newRegistry(t), convert.Policy{})
+				ct := c.Ingest(t.Context(), raws(never, text(tt.text)), src)
+				assertHidden(t, ct, "S2 a text naming a never uri")
+			}
+			// A mark made by earlier content withholds it too.
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{})
+			c.Ingest(t.Context(), raws(never), convert.Source{Server: "s"})
+			assertHidden(t, c.Ingest(t.Context(), raws(text(tt.text)), convert.Source{Server: "s"}), "N7 a text naming a marked uri")
+		})
+	}
+	// Other uris in a text are left as they are.
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	const other = "https://docs.example/guide?page=2"
+	ct := c.Ingest(t.Context(), raws(never, text("see "+other+" and {\"url\":\""+other+"\"}")), convert.Source{Server: "s"})
+	if h := ct.History(); strings.Count(h, other) != 2 {
+		t.Errorf("a uri nobody withholds was changed:\n%s", h)
+	}
+}

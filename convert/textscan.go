@@ -1,5 +1,11 @@
 package convert
 
+import (
+	"strings"
+
+	"github.com/mcplrefs/refcore/internal/uriform"
+)
+
 // A server that returns JSON as text (a tool whose result is serialized
 // into a text block) may write a reference into that text. Its never is
 // still the server's testimony, so ingestion reads the text for never
@@ -23,6 +29,11 @@ package convert
 // tolerant: it takes what reads as an object holding a "uri" string and a
 // "disposition" of "never", and an object whose "resource" member holds
 // the uri (an embedded resource), wherever the text nests it.
+//
+// Withholding reaches further than reading: besides the "uri" members,
+// every uri a text writes out with its scheme and "://" is a place the
+// views withhold a uri the content calls never or a server marked, also
+// in a text that is not JSON (see withBareURIs).
 const (
 	textScanMax   = 4 << 20
 	textDepthMax  = 64
@@ -35,12 +46,74 @@ const (
 // so a JSON text stays JSON.
 const withheldURI = `"[uri withheld]"`
 
-// uriSpan is one "uri" string member of an object in a text's JSON: the
-// byte offsets of its quoted literal in the text, the uri it decodes to,
-// and that uri's canonical form.
+// withheldBareURI replaces a bare uri (see withBareURIs), which stands
+// inside a string or in prose, so it carries no quotes of its own.
+const withheldBareURI = "[uri withheld]"
+
+// uriSpan is one uri a text names: a "uri" string member of an object in
+// the text's JSON (the byte offsets of its quoted literal, the uri it
+// decodes to and that uri's canonical form), or, when bare is set, a uri
+// the text writes out anywhere else (see withBareURIs).
 type uriSpan struct {
 	start, end int
 	uri, key   string
+	bare       bool
+	// alt is a bare uri without the punctuation prose may close it with
+	// (a period, a parenthesis), and altKey its canonical form; both are
+	// "" when there is none to take off.
+	alt, altKey string
+}
+
+// withBareURIs adds to spans, the "uri" members of a text's JSON in text
+// order, a bare span for each uri the text writes out elsewhere: a
+// scheme, "://" and what follows up to a space, a quote, a backslash or
+// an angle bracket, wherever it stands (in prose, under another key, in
+// JSON the reading does not reach). The views then withhold a never uri
+// there too. It reads the first textScanMax bytes of the text and keeps
+// at most textObjectMax bare spans.
+func withBareURIs(text string, spans []uriSpan) []uriSpan {
+	if len(text) > textScanMax {
+		text = text[:textScanMax]
+	}
+	if !strings.Contains(text, "://") {
+		return spans
+	}
+	var out []uriSpan
+	j, from, bare := 0, 0, 0
+	for bare < textObjectMax {
+		k := strings.Index(text[from:], "://")
+		if k < 0 {
+			break
+		}
+		k += from
+		start := k
+		for start > from && isSchemeByte(text[start-1]) {
+			start--
+		}
+		end := k + len("://")
+		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'`<>\\", rune(text[end])) {
+			end++
+		}
+		from = end
+		if start == k {
+			continue // no scheme before the "://"
+		}
+		for j < len(spans) && spans[j].end <= start {
+			out = append(out, spans[j])
+			j++
+		}
+		if j < len(spans) && spans[j].start < end {
+			continue // within a "uri" member, which its own span covers
+		}
+		uri := text[start:end]
+		sp := uriSpan{start: start, end: end, uri: uri, key: uriform.Canonical(uri), bare: true}
+		if t := strings.TrimRight(uri, ".,;:!?)]}"); t != uri && strings.Contains(t, "://") {
+			sp.alt, sp.altKey = t, uriform.Canonical(t)
+		}
+		out = append(out, sp)
+		bare++
+	}
+	return append(out, spans[j:]...)
 }
 
 // textReading is what the reading of one text found: the uris its objects

@@ -360,7 +360,11 @@ func (ct *Content) shownText(i, limit int) string {
 			continue
 		}
 		b.WriteString(text[last:sp.start])
-		b.WriteString(withheldURI)
+		if sp.bare {
+			b.WriteString(withheldBareURI)
+		} else {
+			b.WriteString(withheldURI)
+		}
 		last = sp.end
 	}
 	rest := text[last:]
@@ -377,10 +381,10 @@ func (ct *Content) shownText(i, limit int) string {
 // withholds reports whether a uri a text names must not be shown: the
 // content calls it never, or a server marked its record.
 func (ct *Content) withholds(sp uriSpan) bool {
-	if ct.claims.neverKey(sp.key) {
+	if ct.claims.neverKey(sp.key) || (sp.altKey != "" && ct.claims.neverKey(sp.altKey)) {
 		return true
 	}
-	return ct.c.markedHere(sp.uri)
+	return ct.c.markedHere(sp.uri) || (sp.alt != "" && ct.c.markedHere(sp.alt))
 }
 
 // marked reports whether a server marked uri never, asking the
