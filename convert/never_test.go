@@ -151,18 +151,22 @@ func TestInvalidBlockKeepsNever(t *testing.T) {
 	}
 }
 
+// textBlock is a text block holding s.
+func textBlock(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `{"type":"text","text":` + string(b) + `}`
+}
+
 // TestNeverInText pins item 7 of the never rules (N1, N2, N4): a reference
 // a server writes as JSON into a text block of the same content is still
 // its testimony. Its never marks the record and withholds every block of
 // the content naming that uri; nothing else is taken from text.
 func TestNeverInText(t *testing.T) {
-	text := func(s string) string {
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return `{"type":"text","text":` + string(b) + `}`
-	}
+	text := func(s string) string { return textBlock(t, s) }
 	sibling := `{"type":"resource","uri":"` + neverURI + `","name":"sibling"}`
 	ref := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
 	tests := []struct {
@@ -510,13 +514,7 @@ func TestLabelsCarryNoURI(t *testing.T) {
 // reading's depth or after its first value, in a value too long to be
 // read. A uri nobody withholds stays visible.
 func TestNeverURIInAnyText(t *testing.T) {
-	text := func(s string) string {
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return `{"type":"text","text":` + string(b) + `}`
-	}
+	text := func(s string) string { return textBlock(t, s) }
 	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
 	tests := []struct{ name, text string }{
 		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65)},
