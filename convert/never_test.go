@@ -525,6 +525,8 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"bom", "\ufeff" + `{"uri":"` + neverURI + `"}`},
 		{"prose", "the take is at " + neverURI + ", see there"},
 		{"prose-parenthesis", "the take (" + neverURI + ")."},
+		{"glued-letters", "download" + neverURI + "."},
+		{"markdown-link", "[the take](" + neverURI + ")"},
 		{"fence", "```json\n{\"uri\":\"" + neverURI + "\"}\n```"},
 		{"url-key", `{"url":"` + neverURI + `"}`},
 		{"array", `["` + neverURI + `"]`},

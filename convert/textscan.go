@@ -58,10 +58,11 @@ type uriSpan struct {
 	start, end int
 	uri, key   string
 	bare       bool
-	// alt is a bare uri without the punctuation prose may close it with
-	// (a period, a parenthesis), and altKey its canonical form; both are
-	// "" when there is none to take off.
-	alt, altKey string
+	// alts are other readings of a bare uri, with their canonical forms:
+	// without the punctuation prose may close it with (a period, a
+	// parenthesis), and from its "http" on when letters are glued before
+	// the scheme. Either may be the uri a never names.
+	alts, altKeys []string
 }
 
 // withBareURIs adds to spans, the "uri" members of a text's JSON in text
@@ -107,8 +108,9 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		}
 		uri := text[start:end]
 		sp := uriSpan{start: start, end: end, uri: uri, key: uriform.Canonical(uri), bare: true}
-		if t := strings.TrimRight(uri, ".,;:!?)]}"); t != uri && strings.Contains(t, "://") {
-			sp.alt, sp.altKey = t, uriform.Canonical(t)
+		for _, alt := range bareReadings(uri, k-start) {
+			sp.alts = append(sp.alts, alt)
+			sp.altKeys = append(sp.altKeys, uriform.Canonical(alt))
 		}
 		out = append(out, sp)
 		bare++
@@ -247,4 +249,27 @@ scan:
 		}
 	}
 	return r
+}
+
+// bareReadings returns the other readings of the bare uri u, whose "://"
+// is at offset k: u without closing punctuation, and u (so trimmed) from
+// the "http" or "https" that ends its scheme when other letters come
+// before it. It returns none when u reads only one way.
+func bareReadings(u string, k int) []string {
+	var out []string
+	trimmed := strings.TrimRight(u, ".,;:!?)]}")
+	if len(trimmed) <= k+len("://") {
+		trimmed = u // only punctuation after "://": nothing to read
+	}
+	if trimmed != u {
+		out = append(out, trimmed)
+	}
+	scheme := strings.ToLower(u[:k])
+	for _, s := range []string{"https", "http"} {
+		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
+			out = append(out, trimmed[k-len(s):])
+			break
+		}
+	}
+	return out
 }

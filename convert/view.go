@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -381,10 +382,10 @@ func (ct *Content) shownText(i, limit int) string {
 // withholds reports whether a uri a text names must not be shown: the
 // content calls it never, or a server marked its record.
 func (ct *Content) withholds(sp uriSpan) bool {
-	if ct.claims.neverKey(sp.key) || (sp.altKey != "" && ct.claims.neverKey(sp.altKey)) {
+	if ct.claims.neverKey(sp.key) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
 		return true
 	}
-	return ct.c.markedHere(sp.uri) || (sp.alt != "" && ct.c.markedHere(sp.alt))
+	return ct.c.markedHere(sp.uri) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
 }
 
 // marked reports whether a server marked uri never, asking the
