@@ -51,6 +51,9 @@
 // [Policy.Refusal] to its fetcher. In a text it recognizes a uri by its
 // scheme and "://", or as a JSON "uri" member: a never uri a text writes
 // without its scheme, or with escaped slashes outside a "uri" member,
-// stays as written. A Converter is safe for concurrent use
+// stays as written. Of a text too long, or naming too many uris, to be
+// checked whole, the part past the checked one is withheld when it names
+// a uri. A uri spelled with look-alike characters (full-width, a mark
+// between its slashes) is not recognized in text or labels. A Converter is safe for concurrent use
 // when its Registrar is.
 package convert

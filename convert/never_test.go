@@ -490,6 +490,9 @@ func TestLabelsCarryNoURI(t *testing.T) {
 		{"embedded-mime", `{"type":"resource","resource":{"uri":"https://files.example/a.txt","mimeType":"text/plain; see=` + neverURI + `","text":"x"}}`, convert.Source{Server: "vst"}},
 		{"inline-mime", `{"type":"image","data":"AAAA","mimeType":"image/png; src=` + neverURI + `"}`, convert.Source{Server: "vst"}},
 		{"tool-name", `{"type":"resource","uri":"https://files.example/b.wav"}`, convert.Source{Server: "vst", Tool: neverURI}},
+		{"apostrophe-in-uri", `{"type":"resource","uri":"https://vault.example/it's.wav?sig=NEVER-SIG","name":"https://vault.example/it's.wav?sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
+		{"backtick-in-name", `{"type":"resource","uri":"` + neverURI + `","name":"https://vault.example/take.wav` + "`" + `sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
+		{"own-uri-without-slashes", `{"type":"resource","uri":"urn:x-vault.example:take?sig=NEVER-SIG","name":"URN:x-vault.example:take?sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -515,25 +518,45 @@ func TestLabelsCarryNoURI(t *testing.T) {
 // read. A uri nobody withholds stays visible.
 func TestNeverURIInAnyText(t *testing.T) {
 	text := func(s string) string { return textBlock(t, s) }
-	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
-	tests := []struct{ name, text string }{
-		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65)},
-		{"json-lines", `{"id":1}` + "\n" + `{"uri":"` + neverURI + `"}`},
-		{"second-value", `[] {"uri":"` + neverURI + `"}`},
-		{"long-value", `{"uri":"` + neverURI + "#" + strings.Repeat("x", 4200) + `"}`},
-		{"trailing-spaces", `{"uri":"` + neverURI + strings.Repeat(" ", 4100) + `"}`},
-		{"bom", "\ufeff" + `{"uri":"` + neverURI + `"}`},
-		{"prose", "the take is at " + neverURI + ", see there"},
-		{"prose-parenthesis", "the take (" + neverURI + ")."},
-		{"glued-letters", "download" + neverURI + "."},
-		{"markdown-link", "[the take](" + neverURI + ")"},
-		{"fence", "```json\n{\"uri\":\"" + neverURI + "\"}\n```"},
-		{"url-key", `{"url":"` + neverURI + `"}`},
-		{"array", `["` + neverURI + `"]`},
-		{"double-encoded", `{"result":"{\"uri\":\"` + neverURI + `\"}"}`},
+	neverOf := func(u string) string { return `{"type":"resource","uri":"` + u + `","disposition":"never"}` }
+	never := neverOf(neverURI)
+	const amp = "https://vault.example/take.wav?a=1&sig=NEVER-SIG"
+	const apostrophe = "https://vault.example/it's.wav?sig=NEVER-SIG"
+	goJSON, err := json.Marshal(map[string]string{"url": amp}) // writes & as \u0026
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, text, uri string }{
+		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65), ""},
+		{"json-lines", `{"id":1}` + "\n" + `{"uri":"` + neverURI + `"}`, ""},
+		{"second-value", `[] {"uri":"` + neverURI + `"}`, ""},
+		{"long-value", `{"uri":"` + neverURI + "#" + strings.Repeat("x", 4200) + `"}`, ""},
+		{"trailing-spaces", `{"uri":"` + neverURI + strings.Repeat(" ", 4100) + `"}`, ""},
+		{"bom", "\ufeff" + `{"uri":"` + neverURI + `"}`, ""},
+		{"prose", "the take is at " + neverURI + ", see there", ""},
+		{"prose-parenthesis", "the take (" + neverURI + ").", ""},
+		{"glued-letters", "download" + neverURI + ".", ""},
+		{"markdown-link", "[the take](" + neverURI + ")", ""},
+		{"markdown-autolink", "[" + neverURI + "](" + neverURI + ")", ""},
+		{"markdown-bold", "the take: **" + neverURI + "**", ""},
+		{"markdown-italic", "the take: _" + neverURI + "_", ""},
+		{"html-entities", "&lt;" + neverURI + "&gt;", ""},
+		{"cjk-full-stop", "\u30c6\u30a4\u30af " + neverURI + "\u3002", ""},
+		{"no-break-space", "at " + neverURI + "\u00a0now", ""},
+		{"table", "|take|" + neverURI + "|", ""},
+		{"json-escaped-ampersand", string(goJSON), amp},
+		{"apostrophe-in-uri", "the take is at " + apostrophe + " ok", apostrophe},
+		{"fence", "```json\n{\"uri\":\"" + neverURI + "\"}\n```", ""},
+		{"url-key", `{"url":"` + neverURI + `"}`, ""},
+		{"array", `["` + neverURI + `"]`, ""},
+		{"double-encoded", `{"result":"{\"uri\":\"` + neverURI + `\"}"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			never := never
+			if tt.uri != "" {
+				never = neverOf(tt.uri)
+			}
 			for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
 				c := mustConverter(t, newRegistry(t), convert.Policy{})
 				ct := c.Ingest(t.Context(), raws(never, text(tt.text)), src)
@@ -552,5 +575,34 @@ func TestNeverURIInAnyText(t *testing.T) {
 	ct := c.Ingest(t.Context(), raws(never, text("see "+other+" and {\"url\":\""+other+"\"}")), convert.Source{Server: "s"})
 	if h := ct.History(); strings.Count(h, other) != 2 {
 		t.Errorf("a uri nobody withholds was changed:\n%s", h)
+	}
+}
+
+// TestNeverURIPastTextBounds pins S2 where a text is larger than what the
+// reading checks (more bare uris than it keeps, more bytes than it reads)
+// and the host's view bound lets it show that far: what was not checked
+// for uris is not shown.
+func TestNeverURIPastTextBounds(t *testing.T) {
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	for name, text := range map[string]string{
+		"many-uris":  strings.Repeat("a://b ", 1<<14) + "see " + neverURI,
+		"long-text":  strings.Repeat("x", 4<<20) + " " + neverURI,
+		"long-plain": strings.Repeat("x", 4<<20) + " the end",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+			h := c.Ingest(t.Context(), raws(never, textBlock(t, text)), convert.Source{Server: "s"}).History()
+			if strings.Contains(h, "NEVER-SIG") || strings.Contains(h, "vault.example") {
+				t.Errorf("S2: a never uri past the checked part of a text shows (view %d bytes)", len(h))
+			}
+			const rest = "[the rest of this text is withheld: it names more uris, or is longer, than this host checks]"
+			if name == "long-plain" {
+				if !strings.Contains(h, " the end") || strings.Contains(h, rest) {
+					t.Errorf("a long text naming no uri lost its end (view %d bytes)", len(h))
+				}
+			} else if !strings.Contains(h, rest) {
+				t.Errorf("the view does not say the rest of the text is withheld (view %d bytes)", len(h))
+			}
+		})
 	}
 }

@@ -106,8 +106,8 @@ func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 	s := ScriptItem{
 		Kind:         "reference",
 		RefID:        e.ID,
-		Name:         c.nameLabel(t.Name),
-		MimeType:     typeLabel(t.MimeType, c.policy.TypeMax),
+		Name:         c.nameLabel(t.Name, t.URI),
+		MimeType:     typeLabel(t.MimeType, c.policy.TypeMax, t.URI),
 		ClaimedBytes: -1,
 	}
 	if t.Has(FieldSizeBytes) {
@@ -139,9 +139,9 @@ func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
 		}
 		return c.scriptReference(asShown(e, b), ct.src), false
 	case b.Kind == KindInline && !b.Contradiction:
-		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, false
+		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, false
 	case b.Kind == KindEmbedded && !ct.embeddedWithheld(i):
-		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: typeLabel(b.MimeType, label.TypeMax)}, true
+		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, true
 	}
 	s, _ := ct.line(i, limit)
 	return ScriptItem{Kind: "notice", Text: s}, false

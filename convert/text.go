@@ -3,6 +3,8 @@ package convert
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/label"
 )
@@ -55,7 +57,7 @@ type Source struct {
 // names its lane shows, each once; a Content calls it once for all its
 // stubs, since a name may be as long as a server cares to make it.
 func (p Policy) provenance(src Source) string {
-	b := func(s string) string { return label.Bound(withoutURIs(label.Clean(s)), DefaultProvenanceMax) }
+	b := func(s string) string { return label.Bound(withoutURIs(label.Clean(s), ""), DefaultProvenanceMax) }
 	server := b(src.Server)
 	var s string
 	switch src.Lane {
@@ -134,8 +136,8 @@ const askedWords = "this content asks that neither the model nor its tools recei
 func (c *Converter) stub(e Entry, src Source, prov string) string {
 	p := c.policy
 	t := e.Testimony
-	name := c.nameLabel(t.Name)
-	mt := typeLabel(t.MimeType, p.TypeMax)
+	name := c.nameLabel(t.Name, t.URI)
+	mt := typeLabel(t.MimeType, p.TypeMax, t.URI)
 	var size string
 	if t.Has(FieldSizeBytes) {
 		size = formatSize(t.SizeBytes)
@@ -254,51 +256,59 @@ func (c *Converter) noticeInvalid(b Block) string {
 // noticeEmbeddedNever stands for a withheld embedded resource; why says
 // whose word withholds it.
 func (c *Converter) noticeEmbeddedNever(b Block, why string) string {
-	return c.boundLine("[embedded resource" + c.quotedName(b.Testimony.Name) + " withheld: " + why + "]")
+	return c.boundLine("[embedded resource" + c.quotedName(b.Testimony.Name, b.Testimony.URI) + " withheld: " + why + "]")
 }
 
 // noticeServerlessNever stands for a reference serverless content calls
 // never while no server marked its uri: the content asked, and no record
 // backs it.
 func (c *Converter) noticeServerlessNever(b Block) string {
-	return c.boundLine("[reference" + c.quotedName(b.Testimony.Name) +
+	return c.boundLine("[reference" + c.quotedName(b.Testimony.Name, b.Testimony.URI) +
 		" withheld: " + askedWords + "; it has no id and cannot be fetched]")
 }
 
 const noticeUnknownRecord = "[reference no longer held by this host: it cannot be fetched; ask for the content again]"
 
 func (c *Converter) noticeUnknownType(b Block) string {
-	return c.boundLine(`[content of type "` + label.Bound(withoutURIs(label.Clean(b.Type)), 40) + `" not shown: this host does not handle that type]`)
+	return c.boundLine(`[content of type "` + label.Bound(withoutURIs(label.Clean(b.Type), b.Testimony.URI), 40) + `" not shown: this host does not handle that type]`)
 }
 
-func (c *Converter) quotedName(name string) string {
-	if n := c.nameLabel(name); n != "" {
+func (c *Converter) quotedName(name, uri string) string {
+	if n := c.nameLabel(name, uri); n != "" {
 		return ` "` + n + `"`
 	}
 	return ""
 }
 
-// nameLabel is the label for a name a server supplied: cleaned, every uri
-// in it withheld, and bounded to the policy's NameMax.
-func (c *Converter) nameLabel(name string) string {
-	return label.Bound(withoutURIs(label.Clean(name)), c.policy.NameMax)
+// nameLabel is the label for a name a server supplied with a block whose
+// uri is uri ("" for none): cleaned, every uri in it withheld, and
+// bounded to the policy's NameMax.
+func (c *Converter) nameLabel(name, uri string) string {
+	return label.Bound(withoutURIs(label.Clean(name), uri), c.policy.NameMax)
 }
 
 // typeLabel is the label for a media type a server claimed, as
 // label.MediaTypeMax makes it, with every uri in it withheld first.
-func typeLabel(mt string, max int) string {
-	return label.MediaTypeMax(withoutURIs(label.Clean(mt)), max)
+func typeLabel(mt string, max int, uri string) string {
+	return label.MediaTypeMax(withoutURIs(label.Clean(mt), uri), max)
 }
 
 // uriWithheldLabel stands in a label for a uri taken out of it.
 const uriWithheldLabel = "[uri withheld]"
 
-// withoutURIs replaces each uri in the cleaned label s, a scheme and "://"
-// up to the next space, quote or angle bracket, with uriWithheldLabel. A
-// server could otherwise hand the model a uri, its own included, through
-// a name, a media type or a type, where stubs never show one. Cleaning
-// comes first, so no invisible character splits a "://".
-func withoutURIs(s string) string {
+// withoutURIs replaces each uri in the cleaned label s with
+// uriWithheldLabel: own, the uri of the block the label belongs to ("" for
+// none), in any letter case and whatever its scheme, and every run of a
+// scheme, "://" and what follows up to white space. A server could
+// otherwise hand the model a uri, its own included, through a name, a
+// media type or a type, where stubs never show one. Cleaning comes first,
+// so no invisible character splits a "://". A uri spelled with look-alike
+// characters (full-width, or a mark between its slashes) is not
+// recognized.
+func withoutURIs(s, own string) string {
+	if own != "" && len(own) <= len(s) {
+		s = replaceFold(s, own, uriWithheldLabel)
+	}
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return s
@@ -310,13 +320,47 @@ func withoutURIs(s string) string {
 			start--
 		}
 		end := i + len("://")
-		for end < len(s) && !strings.ContainsRune(" \"'<>`", rune(s[end])) {
-			end++
+		for end < len(s) {
+			r, n := utf8.DecodeRuneInString(s[end:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			end += n
 		}
 		b.WriteString(s[:start])
 		b.WriteString(uriWithheldLabel)
 		s = s[end:]
 		i = strings.Index(s, "://")
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// replaceFold replaces each occurrence of old in s, ASCII letter case
+// ignored, with new.
+func replaceFold(s, old, new string) string {
+	lower := func(x string) string { // byte for byte, so offsets agree
+		b := []byte(x)
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				b[i] = c + 'a' - 'A'
+			}
+		}
+		return string(b)
+	}
+	ls, lo := lower(s), lower(old)
+	if !strings.Contains(ls, lo) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(ls, lo)
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		b.WriteString(new)
+		s, ls = s[i+len(old):], ls[i+len(lo):]
 	}
 	b.WriteString(s)
 	return b.String()
@@ -329,8 +373,8 @@ func isSchemeByte(c byte) bool {
 
 // embeddedHeader introduces an embedded resource's contents.
 func (c *Converter) embeddedHeader(b Block) string {
-	s := "[embedded resource" + c.quotedName(b.Testimony.Name)
-	if mt := typeLabel(b.MimeType, label.TypeMax); mt != "" {
+	s := "[embedded resource" + c.quotedName(b.Testimony.Name, b.Testimony.URI)
+	if mt := typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI); mt != "" {
 		s += " " + mt
 	}
 	if b.Text == "" && b.Data != "" {
@@ -346,7 +390,7 @@ func (c *Converter) inlinePlaceholder(b Block) string {
 		kind = "audio"
 	}
 	s := "[inline " + kind
-	if mt := typeLabel(b.MimeType, label.TypeMax); mt != "" {
+	if mt := typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI); mt != "" {
 		s += " " + mt
 	}
 	return c.boundLine(s + ", " + formatSize(int64(len(b.Data))) + " of base64 data]")

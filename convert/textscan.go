@@ -1,7 +1,10 @@
 package convert
 
 import (
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/internal/uriform"
 )
@@ -50,6 +53,10 @@ const withheldURI = `"[uri withheld]"`
 // inside a string or in prose, so it carries no quotes of its own.
 const withheldBareURI = "[uri withheld]"
 
+// withheldRest replaces the part of a text past what the reading checks
+// for uris, when that part names one.
+const withheldRest = "[the rest of this text is withheld: it names more uris, or is longer, than this host checks]"
+
 // uriSpan is one uri a text names: a "uri" string member of an object in
 // the text's JSON (the byte offsets of its quoted literal, the uri it
 // decodes to and that uri's canonical form), or, when bare is set, a uri
@@ -58,45 +65,50 @@ type uriSpan struct {
 	start, end int
 	uri, key   string
 	bare       bool
-	// alts are other readings of a bare uri, with their canonical forms:
-	// without the punctuation prose may close it with (a period, a
-	// parenthesis), and from its "http" on when letters are glued before
-	// the scheme. Either may be the uri a never names.
+	// alts are other readings of a bare uri, with their canonical forms
+	// (see bareReadings). Any of them may be the uri a never names.
 	alts, altKeys []string
+	// rest is set on the span that covers the part of a text past what
+	// the reading checks for uris, when that part names one: always
+	// withheld, since whether a never names it is not known.
+	rest bool
 }
 
+// bareCandidatesMax bounds how many readings of one bare uri are kept.
+const bareCandidatesMax = 16
+
 // withBareURIs adds to spans, the "uri" members of a text's JSON in text
-// order, a bare span for each uri the text writes out elsewhere: a
-// scheme, "://" and what follows up to a space, a quote, a backslash or
-// an angle bracket, wherever it stands (in prose, under another key, in
-// JSON the reading does not reach). The views then withhold a never uri
-// there too. It reads the first textScanMax bytes of the text and keeps
-// at most textObjectMax bare spans.
+// order, a bare span for each uri the text writes out elsewhere: a scheme
+// and "://", up to white space, a double quote, a backtick, an angle
+// bracket or the next scheme, wherever it stands (in prose, under another
+// key, in JSON the reading does not reach). The views then withhold a
+// never uri there too. It reads the first textScanMax bytes of the text
+// and keeps at most textObjectMax bare spans; when the text goes on past
+// either bound and the rest names a uri, a last span covers that rest.
 func withBareURIs(text string, spans []uriSpan) []uriSpan {
-	if len(text) > textScanMax {
-		text = text[:textScanMax]
+	scan := text
+	if len(scan) > textScanMax {
+		scan = scan[:textScanMax]
 	}
 	if !strings.Contains(text, "://") {
 		return spans
 	}
 	var out []uriSpan
 	j, from, bare := 0, 0, 0
-	for bare < textObjectMax {
-		k := strings.Index(text[from:], "://")
+	for {
+		k := strings.Index(scan[from:], "://")
 		if k < 0 {
 			break
 		}
 		k += from
 		start := k
-		for start > from && isSchemeByte(text[start-1]) {
+		for start > from && isSchemeByte(scan[start-1]) {
 			start--
 		}
-		end := k + len("://")
-		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'`<>\\", rune(text[end])) {
-			end++
-		}
+		end := bareEnd(scan, k+len("://"))
 		from = end
 		if start == k {
+			from = k + len("://")
 			continue // no scheme before the "://"
 		}
 		for j < len(spans) && spans[j].end <= start {
@@ -106,8 +118,14 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		if j < len(spans) && spans[j].start < end {
 			continue // within a "uri" member, which its own span covers
 		}
-		uri := text[start:end]
-		sp := uriSpan{start: start, end: end, uri: uri, key: uriform.Canonical(uri), bare: true}
+		if bare == textObjectMax {
+			return append(out, restSpan(text, start))
+		}
+		uri := scan[start:end]
+		sp := uriSpan{start: start, end: end, uri: uri, bare: true}
+		if len(uri) <= maxURIBytes {
+			sp.key = uriform.Canonical(uri)
+		}
 		for _, alt := range bareReadings(uri, k-start) {
 			sp.alts = append(sp.alts, alt)
 			sp.altKeys = append(sp.altKeys, uriform.Canonical(alt))
@@ -115,7 +133,105 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		out = append(out, sp)
 		bare++
 	}
-	return append(out, spans[j:]...)
+	out = append(out, spans[j:]...)
+	if len(text) > len(scan) && strings.Contains(text[len(scan):], "://") {
+		out = append(out, restSpan(text, len(scan)))
+	}
+	return out
+}
+
+// maxURIBytes is the longest a uri within the schema's bound can be in
+// UTF-8: no never can name a longer one.
+const maxURIBytes = 4 * MaxURILen
+
+// restSpan covers text from offset start (moved back to a rune's start)
+// to its end, as the part the reading did not check.
+func restSpan(text string, start int) uriSpan {
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	return uriSpan{start: start, end: len(text), rest: true}
+}
+
+// bareEnd returns where a bare uri whose "://" ends at i stops: at white
+// space (Unicode's included), a double quote, a backtick, an angle
+// bracket, or the scheme of a uri written right after it.
+func bareEnd(text string, i int) int {
+	for i < len(text) {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsSpace(r) {
+				return i
+			}
+			i += n
+			continue
+		}
+		if strings.IndexByte(" \t\n\r\v\f\"`<>", c) >= 0 {
+			return i
+		}
+		if c == ':' && strings.HasPrefix(text[i:], "://") {
+			// Another uri begins: this one ends before its scheme.
+			for i > 0 && isSchemeByte(text[i-1]) {
+				i--
+			}
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// bareReadings returns the other readings of the bare uri u, whose "://"
+// is at offset k. Prose, markup and escaping put characters right after
+// a uri that a uri may also hold (a period, a parenthesis, "**", "&gt;",
+// an apostrophe, a backslash of an escape), so besides u itself it reads
+// u up to each such character, the last bareCandidatesMax of them; u with
+// JSON's escapes decoded, when it holds one; and each of these from the
+// "http" or "https" that ends its scheme, when other letters come before
+// it. Readings longer than any uri a never can name are left out.
+func bareReadings(u string, k int) []string {
+	var out []string
+	add := func(r string) {
+		if len(r) > k+len("://") && len(r) <= maxURIBytes && r != u && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	var cuts []int
+	for p := len(u) - 1; p > k+len("://") && len(cuts) < bareCandidatesMax; p-- {
+		if c := u[p]; c >= utf8.RuneSelf && utf8.RuneStart(c) || strings.IndexByte(".,;:!?'*_|()[]{}&#\\", c) >= 0 {
+			if prev := u[p-1]; prev < utf8.RuneSelf && strings.IndexByte(".,;:!?'*_|()[]{}&#\\", prev) < 0 {
+				cuts = append(cuts, p)
+			}
+		}
+	}
+	bases := []string{u}
+	if strings.Contains(u, "\\") {
+		if d, ok := unescapeJSON(u); ok {
+			bases = append(bases, d)
+		}
+	}
+	for _, b := range bases {
+		add(b)
+	}
+	for _, p := range cuts {
+		add(u[:p])
+	}
+	scheme := strings.ToLower(u[:k])
+	for _, s := range []string{"https", "http"} {
+		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
+			for _, r := range append([]string{u}, out...) {
+				add(r[k-len(s):])
+			}
+			break
+		}
+	}
+	return out
+}
+
+// unescapeJSON decodes the escapes of JSON string contents in s.
+func unescapeJSON(s string) (string, bool) {
+	return decodeString([]byte(`"` + strings.ReplaceAll(s, `"`, `\"`) + `"`))
 }
 
 // textReading is what the reading of one text found: the uris its objects
@@ -249,27 +365,4 @@ scan:
 		}
 	}
 	return r
-}
-
-// bareReadings returns the other readings of the bare uri u, whose "://"
-// is at offset k: u without closing punctuation, and u (so trimmed) from
-// the "http" or "https" that ends its scheme when other letters come
-// before it. It returns none when u reads only one way.
-func bareReadings(u string, k int) []string {
-	var out []string
-	trimmed := strings.TrimRight(u, ".,;:!?)]}")
-	if len(trimmed) <= k+len("://") {
-		trimmed = u // only punctuation after "://": nothing to read
-	}
-	if trimmed != u {
-		out = append(out, trimmed)
-	}
-	scheme := strings.ToLower(u[:k])
-	for _, s := range []string{"https", "http"} {
-		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
-			out = append(out, trimmed[k-len(s):])
-			break
-		}
-	}
-	return out
 }

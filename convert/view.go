@@ -307,9 +307,9 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 			return blk, noCut
 		}
 	case b.Kind == KindInline && !b.Contradiction:
-		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, noCut
+		return ModelBlock{Type: b.Type, Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, noCut
 	case b.Kind == KindEmbedded && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" && !ct.embeddedWithheld(i):
-		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax)}, noCut
+		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, noCut
 	}
 	s, keep := ct.line(i, limit)
 	return ModelBlock{Type: "text", Text: s}, keep
@@ -361,9 +361,12 @@ func (ct *Content) shownText(i, limit int) string {
 			continue
 		}
 		b.WriteString(text[last:sp.start])
-		if sp.bare {
+		switch {
+		case sp.rest:
+			b.WriteString(withheldRest)
+		case sp.bare:
 			b.WriteString(withheldBareURI)
-		} else {
+		default:
 			b.WriteString(withheldURI)
 		}
 		last = sp.end
@@ -382,10 +385,13 @@ func (ct *Content) shownText(i, limit int) string {
 // withholds reports whether a uri a text names must not be shown: the
 // content calls it never, or a server marked its record.
 func (ct *Content) withholds(sp uriSpan) bool {
-	if ct.claims.neverKey(sp.key) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
+	if sp.rest {
 		return true
 	}
-	return ct.c.markedHere(sp.uri) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
+	if (sp.key != "" && ct.claims.neverKey(sp.key)) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
+		return true
+	}
+	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
 }
 
 // marked reports whether a server marked uri never, asking the
