@@ -3,6 +3,7 @@ package convert_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -604,5 +605,29 @@ func TestNeverURIPastTextBounds(t *testing.T) {
 				t.Errorf("the view does not say the rest of the text is withheld (view %d bytes)", len(h))
 			}
 		})
+	}
+}
+
+// TestStoredMarkInText pins N7 across processes: a mark the registry
+// finds only in its durable mark store (made by an earlier process)
+// withholds the uri where a text names it, as it does a reference.
+func TestStoredMarkInText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "marks")
+	open := func() *refs.Registry {
+		m, err := refs.OpenFileMarks(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return mustRegistry(t, refs.Config{Marks: m})
+	}
+	first := open()
+	if _, ok := first.MarkNever(t.Context(), neverURI, "vst"); !ok {
+		t.Fatal("setup: MarkNever refused")
+	}
+	c := mustConverter(t, open(), convert.Policy{}) // a later process
+	for _, text := range []string{`{"uri":"` + neverURI + `"}`, "the take is at " + neverURI + " now"} {
+		ct := c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "vst"})
+		assertHidden(t, ct, "N7 a mark only the store holds")
 	}
 }

@@ -52,6 +52,9 @@ type Content struct {
 	// spans holds, per block, the "uri" members of the JSON its text
 	// holds, which the views withhold where a never governs them.
 	spans [][]uriSpan
+	// stored holds the canonical keys of uris its texts name that the
+	// registrar's durable mark store marked, asked once at ingestion.
+	stored map[string]bool
 	// prov is the stubs' provenance line, made once on first use.
 	provOnce sync.Once
 	prov     string
@@ -92,6 +95,7 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now())
 	ct.claims, ct.spans = r.claims, r.spans
+	ct.stored = c.storedMarks(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
 		uri := b.Testimony.URI
@@ -388,10 +392,45 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if sp.rest {
 		return true
 	}
-	if (sp.key != "" && ct.claims.neverKey(sp.key)) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
+	if (sp.key != "" && (ct.claims.neverKey(sp.key) || ct.stored[sp.key])) || slices.ContainsFunc(sp.altKeys, func(k string) bool { return ct.claims.neverKey(k) || ct.stored[k] }) {
 		return true
 	}
 	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
+}
+
+// storedMarks asks the registrar's durable mark store (see [MarkReader])
+// about the uris the content's texts name, the first textMarkMax of them
+// that the content does not call never itself, and returns the keys it
+// marks. A view renders without a context and asks only the registrar's
+// memory, which holds no mark an earlier process made.
+func (c *Converter) storedMarks(ctx context.Context, claims *Claims, spans [][]uriSpan) map[string]bool {
+	m, ok := c.reg.(MarkReader)
+	if !ok {
+		return nil
+	}
+	var out map[string]bool
+	asked := 0
+	ask := func(uri, key string) {
+		if key == "" || claims.neverKey(key) || out[key] || asked == textMarkMax {
+			return
+		}
+		asked++
+		if m.Marked(ctx, uri) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[key] = true
+		}
+	}
+	for _, block := range spans {
+		for _, sp := range block {
+			ask(sp.uri, sp.key)
+			for i, alt := range sp.alts {
+				ask(alt, sp.altKeys[i])
+			}
+		}
+	}
+	return out
 }
 
 // marked reports whether a server marked uri never, asking the
