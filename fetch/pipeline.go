@@ -141,7 +141,7 @@ func (c *copier) copyChunks(r *ring) *Failure {
 	for {
 		i := <-r.free
 		buf := r.bufs[i]
-		n, rerr := c.src.Read(buf[:c.fl.readCap(len(buf))])
+		n, rerr := c.readChunk(buf[:c.fl.readCap(len(buf))])
 		if n > 0 {
 			c.n += int64(n)
 			progress, fail := c.fl.account(int64(n))
