@@ -315,10 +315,7 @@ func withoutURIs(s, own string) string {
 	}
 	var b strings.Builder
 	for i >= 0 {
-		start := i
-		for start > 0 && isSchemeByte(s[start-1]) {
-			start--
-		}
+		start := schemeStart(s, i, 0)
 		end := i + len("://")
 		for end < len(s) {
 			r, n := utf8.DecodeRuneInString(s[end:])
@@ -364,6 +361,15 @@ func replaceFold(s, old, new string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// schemeStart returns where the scheme ending at offset k of s begins,
+// looking back no further than from.
+func schemeStart(s string, k, from int) int {
+	for k > from && isSchemeByte(s[k-1]) {
+		k--
+	}
+	return k
 }
 
 // isSchemeByte reports whether c may appear in a uri scheme.

@@ -101,10 +101,7 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 			break
 		}
 		k += from
-		start := k
-		for start > from && isSchemeByte(scan[start-1]) {
-			start--
-		}
+		start := schemeStart(scan, k, from)
 		end := bareEnd(scan, k+len("://"))
 		from = end
 		if start == k {
@@ -172,10 +169,7 @@ func bareEnd(text string, i int) int {
 		}
 		if c == ':' && strings.HasPrefix(text[i:], "://") {
 			// Another uri begins: this one ends before its scheme.
-			for i > 0 && isSchemeByte(text[i-1]) {
-				i--
-			}
-			return i
+			return schemeStart(text, i, 0)
 		}
 		i++
 	}

@@ -392,7 +392,10 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if sp.rest {
 		return true
 	}
-	if (sp.key != "" && (ct.claims.neverKey(sp.key) || ct.stored[sp.key])) || slices.ContainsFunc(sp.altKeys, func(k string) bool { return ct.claims.neverKey(k) || ct.stored[k] }) {
+	// What the content and the durable store said is known by key; the
+	// registrar's memory is asked by uri.
+	known := func(key string) bool { return key != "" && (ct.claims.neverKey(key) || ct.stored[key]) }
+	if known(sp.key) || slices.ContainsFunc(sp.altKeys, known) {
 		return true
 	}
 	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
