@@ -106,7 +106,8 @@ type Registrar interface {
 // blocks are withheld only while the store still holds a marked record.
 type MarkReader interface {
 	// Marked reports whether a server's never marks uri, asking any
-	// durable mark store the registrar keeps.
+	// durable mark store the registrar keeps, and remembers a mark the
+	// store reports, so that MarkedHere knows it too.
 	Marked(ctx context.Context, uri string) bool
 	// MarkedHere is Marked without the durable store: cheap enough for
 	// every view a host renders.

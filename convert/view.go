@@ -52,9 +52,6 @@ type Content struct {
 	// spans holds, per block, the "uri" members of the JSON its text
 	// holds, which the views withhold where a never governs them.
 	spans [][]uriSpan
-	// stored holds the canonical keys of uris its texts name that the
-	// registrar's durable mark store marked, asked once at ingestion.
-	stored map[string]bool
 	// prov is the stubs' provenance line, made once on first use.
 	provOnce sync.Once
 	prov     string
@@ -95,7 +92,7 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now())
 	ct.claims, ct.spans = r.claims, r.spans
-	ct.stored = c.storedMarks(ctx, &ct.claims, r.spans)
+	c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
 		uri := b.Testimony.URI
@@ -392,37 +389,28 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if sp.rest {
 		return true
 	}
-	// What the content and the durable store said is known by key; the
-	// registrar's memory is asked by uri.
-	known := func(key string) bool { return key != "" && (ct.claims.neverKey(key) || ct.stored[key]) }
-	if known(sp.key) || slices.ContainsFunc(sp.altKeys, known) {
+	if ct.claims.neverKey(sp.key) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
 		return true
 	}
 	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
 }
 
-// storedMarks asks the registrar's durable mark store (see [MarkReader])
+// askStore asks the registrar's durable mark store (see [MarkReader])
 // about the uris the content's texts name, the first textMarkMax of them
-// that the content does not call never itself, and returns the keys it
-// marks. A view renders without a context and asks only the registrar's
-// memory, which holds no mark an earlier process made.
-func (c *Converter) storedMarks(ctx context.Context, claims *Claims, spans [][]uriSpan) map[string]bool {
+// that the content does not call never itself. A view renders without a
+// context and asks only the registrar's memory, which learns each mark
+// the store reports; without this question it would not know a mark an
+// earlier process made.
+func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriSpan) {
 	m, ok := c.reg.(MarkReader)
 	if !ok {
-		return nil
+		return
 	}
-	var out map[string]bool
 	asked := 0
 	ask := func(uri, key string) {
-		if key == "" || claims.neverKey(key) || out[key] || asked == textMarkMax {
-			return
-		}
-		asked++
-		if m.Marked(ctx, uri) {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[key] = true
+		if key != "" && !claims.neverKey(key) && asked < textMarkMax {
+			asked++
+			m.Marked(ctx, uri)
 		}
 	}
 	for _, block := range spans {
@@ -433,7 +421,6 @@ func (c *Converter) storedMarks(ctx context.Context, claims *Claims, spans [][]u
 			}
 		}
 	}
-	return out
 }
 
 // marked reports whether a server marked uri never, asking the

@@ -401,3 +401,34 @@ func TestHeldRecordLearnsStoreMark(t *testing.T) {
 		t.Errorf("N1: Save on a record the store marked = %v, want ErrMarked", err)
 	}
 }
+
+// TestMarkedLearnsStoreMarks pins N7 for readers without a context: once
+// Marked has found a mark in the store (made by another process), the
+// registry's memory holds it, so MarkedHere reports it too. A store that
+// could not be read teaches nothing: the next question asks it again.
+func TestMarkedLearnsStoreMarks(t *testing.T) {
+	ctx := t.Context()
+	store := &failingStore{stored: map[string]bool{storeKeyOf(secretURI): true}}
+	g := newReg(t, refs.Config{Marks: store})
+	if g.MarkedHere(secretURI) {
+		t.Fatal("setup: MarkedHere knew a store's mark before anyone asked the store")
+	}
+	if !g.Marked(ctx, secretURI) {
+		t.Fatal("N7: Marked missed the store's mark")
+	}
+	if !g.MarkedHere(secretURI) {
+		t.Errorf("N7: MarkedHere forgot the mark Marked just found in the store")
+	}
+	if g.MarkedHere(uriN(3)) {
+		t.Errorf("MarkedHere reports a uri no one marked")
+	}
+
+	failing := &failingStore{markedErr: errors.New("mark store timed out")}
+	g = newReg(t, refs.Config{Marks: failing})
+	if !g.Marked(ctx, secretURI) {
+		t.Fatal("N7: Marked = false while the store fails")
+	}
+	if g.MarkedHere(secretURI) {
+		t.Errorf("a failed store read was learned as a mark")
+	}
+}

@@ -444,8 +444,19 @@ func (g *Registry) storeMarked(ctx context.Context, key string) bool {
 		g.log.Error("refs: the mark store could not be read; the uri is treated as marked never", "err", redactKey(err, key))
 		return true
 	}
+	if marked {
+		// Learned: MarkedHere, which views ask without a context, knows
+		// the mark from now on. A read that failed is not learned, so
+		// the next question asks the store again.
+		g.local.mark(key, learned)
+	}
 	return marked
 }
+
+// learned is the name under which the registry's memory keeps the marks
+// it learned from the mark store. No server is named "": a server's never
+// always names its server.
+const learned = ""
 
 // storeKey is what a mark store sees of a canonical uri: "sha256:" and the
 // digest's base64url form. A uri may carry a credential in its query; a
@@ -505,14 +516,15 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 // Marked reports whether a server's never marks uri, whether or not the
 // registry still holds a record for it: in the registry's memory, or in
 // the mark store (asked only when memory says no; a store error counts as
-// a mark).
+// a mark). A mark the store reports is remembered, so MarkedHere knows it
+// from then on; a store error is not.
 func (g *Registry) Marked(ctx context.Context, uri string) bool {
 	marked, key := g.markedHere(uri)
 	return marked || g.storeMarked(ctx, key)
 }
 
 // MarkedHere is [Registry.Marked] without asking the mark store: the marks
-// this registry made or found. It is cheap enough to ask for every chunk
+// this registry made, and those it learned from the store. It is cheap enough to ask for every chunk
 // of a download.
 func (g *Registry) MarkedHere(uri string) bool {
 	marked, _ := g.markedHere(uri)
