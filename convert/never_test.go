@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
@@ -629,5 +630,51 @@ func TestStoredMarkInText(t *testing.T) {
 	for _, text := range []string{`{"uri":"` + neverURI + `"}`, "the take is at " + neverURI + " now"} {
 		ct := c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "vst"})
 		assertHidden(t, ct, "N7 a mark only the store holds")
+	}
+}
+
+// TestWithheldTextExact pins the replacement itself (S2): member and bare
+// spans interleaved in one JSON text become "[uri withheld]" in place, the
+// text stays valid JSON, and a uri nobody withholds is left alone.
+func TestWithheldTextExact(t *testing.T) {
+	const other = "https://docs.example/g?p=2"
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	text := `{"a":"` + neverURI + `","uri":"` + neverURI + `","b":"` + other + `","c":["x ` + neverURI + `."]}`
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(never, textBlock(t, text)), convert.Source{Server: "s"})
+	want := `{"a":"[uri withheld]","uri":"[uri withheld]","b":"` + other + `","c":["x [uri withheld]"]}`
+	var got string
+	for _, it := range ct.Script() {
+		if it.Kind == "text" {
+			got = it.Text
+		}
+	}
+	if got != want {
+		t.Errorf("S2: the text shows\n%s\nwant\n%s", got, want)
+	}
+	if !json.Valid([]byte(got)) {
+		t.Errorf("the withheld text is no longer JSON: %s", got)
+	}
+}
+
+// TestWithheldTextAtTheCut pins S5 with S2: wherever a withheld uri falls
+// against a view's bound, the view fits the bound and shows no part of it.
+func TestWithheldTextAtTheCut(t *testing.T) {
+	p := convert.Policy{ViewMax: convert.MinViewMax}
+	long := "https://vault.example/" + strings.Repeat("z", 300) + "?sig=NEVER-SIG"
+	for _, u := range []string{neverURI, long} {
+		never := `{"type":"resource","uri":"` + u + `","disposition":"never"}`
+		for pre := 0; pre < 2*convert.MinViewMax; pre += 7 {
+			text := strings.Repeat("x", pre) + " " + u + " " + u + " " + strings.Repeat("y", 200)
+			ct := mustConverter(t, newRegistry(t), p).Ingest(t.Context(), raws(never, textBlock(t, text)), convert.Source{Server: "s"})
+			for k, v := range []string{ct.History(), ct.Wake(), convert.PushJSON(ct.Push())} {
+				if n := len(utf16.Encode([]rune(v))); n > p.ViewMax {
+					t.Fatalf("S5: %d chars before the uri: view %d is %d units, over %d", pre, k, n, p.ViewMax)
+				}
+				if strings.Contains(v, "NEVER-SIG") || strings.Contains(v, "vault.example") {
+					t.Fatalf("S2: %d chars before the uri: view %d shows part of it", pre, k)
+				}
+			}
+		}
 	}
 }

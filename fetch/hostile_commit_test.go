@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -141,5 +143,136 @@ func TestOneDownloadWhileCommitEnds(t *testing.T) {
 	}
 	if got := len(e.saves()); got != 1 {
 		t.Errorf("the store holds %d copies of one record, want 1", got)
+	}
+}
+
+// TestEndingFlightThenNever pins F18 with F17: a caller for the model that
+// waits for a download every caller left is refused once the record is
+// marked never meanwhile, and is not served the copy that download keeps
+// for the host.
+func TestEndingFlightThenNever(t *testing.T) {
+	s := newGatedStore(false)
+	e := newEnv(t, body(wavBody, "audio/wav"), withGated(s))
+	rec := e.ref(serverName, blk(""))
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 50 * time.Millisecond, ForHost: true})
+		first <- err
+	}()
+	<-s.entered
+	for e.f.waiting(rec.ID) != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 5 * time.Second})
+		second <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, ok := e.reg.MarkNever(context.Background(), rec.URI, serverName); !ok {
+		t.Fatal("MarkNever refused")
+	}
+	close(s.open)
+	<-first
+	failureOf(t, <-second, CodeWithheld)
+}
+
+// churnStore is a MemoryStore whose commits take a random few
+// milliseconds, stopping early on their context or not, and which counts
+// the copies in progress at once.
+type churnStore struct {
+	*MemoryStore
+	honourCtx      bool
+	open, mostOpen atomic.Int64
+}
+
+func (s *churnStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	if err != nil {
+		return nil, err
+	}
+	n := s.open.Add(1)
+	for m := s.mostOpen.Load(); n > m && !s.mostOpen.CompareAndSwap(m, n); m = s.mostOpen.Load() {
+	}
+	return &churnPending{Pending: p, s: s}, nil
+}
+
+type churnPending struct {
+	Pending
+	s     *churnStore
+	ended atomic.Bool
+}
+
+func (p *churnPending) end() {
+	if p.ended.CompareAndSwap(false, true) {
+		p.s.open.Add(-1)
+	}
+}
+
+func (p *churnPending) Commit(ctx context.Context) (string, error) {
+	defer p.end()
+	wait := time.Duration(rand.IntN(30)) * time.Millisecond
+	if p.s.honourCtx {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	} else {
+		time.Sleep(wait)
+	}
+	return p.Pending.Commit(ctx)
+}
+
+func (p *churnPending) Abort(ctx context.Context) error {
+	defer p.end()
+	return p.Pending.Abort(ctx)
+}
+
+// TestFlightChurn pins F17 and the no-copy-after-failure promise under
+// churn: eight callers with deadlines of a few milliseconds, some for the
+// host, against commits of random length. One record never has two copies
+// in progress, the store keeps at most one, and none when every caller
+// failed; no caller waits forever.
+func TestFlightChurn(t *testing.T) {
+	for _, honour := range []bool{true, false} {
+		for range 10 {
+			s := &churnStore{MemoryStore: NewMemoryStore(), honourCtx: honour}
+			e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) { e.mem, e.store = s.MemoryStore, s })
+			rec := e.ref(serverName, blk(""))
+			var wg sync.WaitGroup
+			var served atomic.Int64
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+					req := Request{Timeout: time.Duration(1+rand.IntN(25)) * time.Millisecond, ForHost: rand.IntN(2) == 0}
+					done := make(chan error, 1)
+					go func() {
+						_, err := e.f.Fetch(context.Background(), rec.ID, req)
+						done <- err
+					}()
+					select {
+					case err := <-done:
+						if err == nil {
+							served.Add(1)
+						}
+					case <-time.After(10 * time.Second):
+						t.Errorf("a caller with a %v deadline still waits (store honours its context: %t)", req.Timeout, honour)
+					}
+				}()
+			}
+			wg.Wait()
+			if n := s.mostOpen.Load(); n > 1 {
+				t.Errorf("F17: %d copies of one record in progress at once", n)
+			}
+			switch saved := len(e.saves()); {
+			case saved > 1:
+				t.Errorf("the store holds %d copies of one record", saved)
+			case served.Load() == 0 && saved != 0:
+				t.Errorf("every caller failed, yet the store holds %d copy (store honours its context: %t)", saved, honour)
+			}
+		}
 	}
 }

@@ -1,0 +1,41 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcplrefs/refcore/label"
+)
+
+// FuzzLabelWithoutURIs pins S2 and the label bounds for any label a server
+// sends: no "scheme://" survives outside a "[uri withheld]", the block's own
+// uri never survives in any letter case, and the name and type labels stay
+// within their bounds (the replacement is longer than a short uri).
+func FuzzLabelWithoutURIs(f *testing.F) {
+	for _, s := range []string{"a://b c://d", "://", "\xff://\xfe", "take https://v.example/x?sig=S.wav",
+		strings.Repeat("a://b ", 50), "x" + strings.Repeat("é", 30) + "://", strings.Repeat("://", 40)} {
+		f.Add(s, "https://v.example/x?sig=S")
+	}
+	c := &Converter{policy: Policy{NameMax: 12, TypeMax: 10}}
+	f.Fuzz(func(t *testing.T, s, own string) {
+		out := withoutURIs(label.Clean(s), own)
+		if rest := strings.ReplaceAll(out, uriWithheldLabel, ""); strings.Contains(rest, "://") {
+			t.Errorf("a uri survives: %q -> %q", s, out)
+		}
+		// A uri holds no white space, and one the replacement itself
+		// spells cannot be told from it.
+		realURI := len(own) >= 4 && !strings.ContainsFunc(own, unicode.IsSpace) &&
+			!strings.Contains(strings.ToLower(uriWithheldLabel), strings.ToLower(own))
+		if realURI && strings.Contains(strings.ToLower(out), strings.ToLower(own)) {
+			t.Errorf("the block's own uri %q survives: %q -> %q", own, s, out)
+		}
+		if n := utf8.RuneCountInString(c.nameLabel(s, own)); n > 12 {
+			t.Errorf("name label of %q is %d runes, over 12", s, n)
+		}
+		if n := utf8.RuneCountInString(typeLabel(s, 10, own)); n > 10 {
+			t.Errorf("type label of %q is %d runes, over 10", s, n)
+		}
+	})
+}
