@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplrefs/refcore/refs"
 )
 
 // gatedStore is a MemoryStore whose Commit waits for open to be closed.
@@ -29,11 +31,7 @@ func newGatedStore(honourCtx bool) *gatedStore {
 }
 
 func (s *gatedStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
-	p, err := s.MemoryStore.Begin(ctx, name, mime)
-	if err != nil {
-		return nil, err
-	}
-	return &gatedPending{Pending: p, s: s}, nil
+	return beginWrapped(ctx, s.MemoryStore, name, mime, func(p Pending) Pending { return &gatedPending{Pending: p, s: s} })
 }
 
 type gatedPending struct {
@@ -108,6 +106,27 @@ func TestCallerLeavesDuringCommit(t *testing.T) {
 	}
 }
 
+// endingFlight starts a first caller with req, whose deadline passes while
+// s holds the commit of its download, waits until it has left the flight,
+// then starts a second caller for the model with a 5 s deadline. The
+// channels get each caller's error.
+func endingFlight(e *env, s *gatedStore, rec refs.Record, req Request) (first, second <-chan error) {
+	call := func(req Request) <-chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, err := e.f.Fetch(context.Background(), rec.ID, req)
+			ch <- err
+		}()
+		return ch
+	}
+	first = call(req)
+	<-s.entered
+	for e.f.waiting(rec.ID) != 0 { // the first caller has left
+		time.Sleep(time.Millisecond)
+	}
+	return first, call(Request{Timeout: 5 * time.Second})
+}
+
 // TestOneDownloadWhileCommitEnds pins F17: while the download its last
 // caller left is still ending in the store, a new caller for the same
 // record waits for it rather than starting a second download of the same
@@ -116,20 +135,7 @@ func TestOneDownloadWhileCommitEnds(t *testing.T) {
 	s := newGatedStore(false)
 	e := newEnv(t, body(wavBody, "audio/wav"), withGated(s))
 	rec := e.ref(serverName, blk(""))
-	first := make(chan error, 1)
-	go func() {
-		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 100 * time.Millisecond})
-		first <- err
-	}()
-	<-s.entered
-	for e.f.waiting(rec.ID) != 0 { // the first caller has left
-		time.Sleep(time.Millisecond)
-	}
-	second := make(chan error, 1)
-	go func() {
-		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 5 * time.Second})
-		second <- err
-	}()
+	first, second := endingFlight(e, s, rec, Request{Timeout: 100 * time.Millisecond})
 	// Long enough for a second download to reach the server if one were
 	// started; the first one's commit is still held.
 	time.Sleep(200 * time.Millisecond)
@@ -154,20 +160,7 @@ func TestEndingFlightThenNever(t *testing.T) {
 	s := newGatedStore(false)
 	e := newEnv(t, body(wavBody, "audio/wav"), withGated(s))
 	rec := e.ref(serverName, blk(""))
-	first := make(chan error, 1)
-	go func() {
-		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 50 * time.Millisecond, ForHost: true})
-		first <- err
-	}()
-	<-s.entered
-	for e.f.waiting(rec.ID) != 0 {
-		time.Sleep(time.Millisecond)
-	}
-	second := make(chan error, 1)
-	go func() {
-		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 5 * time.Second})
-		second <- err
-	}()
+	first, second := endingFlight(e, s, rec, Request{Timeout: 50 * time.Millisecond, ForHost: true})
 	time.Sleep(50 * time.Millisecond)
 	if _, ok := e.reg.MarkNever(context.Background(), rec.URI, serverName); !ok {
 		t.Fatal("MarkNever refused")
@@ -187,14 +180,12 @@ type churnStore struct {
 }
 
 func (s *churnStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
-	p, err := s.MemoryStore.Begin(ctx, name, mime)
-	if err != nil {
-		return nil, err
-	}
-	n := s.open.Add(1)
-	for m := s.mostOpen.Load(); n > m && !s.mostOpen.CompareAndSwap(m, n); m = s.mostOpen.Load() {
-	}
-	return &churnPending{Pending: p, s: s}, nil
+	return beginWrapped(ctx, s.MemoryStore, name, mime, func(p Pending) Pending {
+		n := s.open.Add(1)
+		for m := s.mostOpen.Load(); n > m && !s.mostOpen.CompareAndSwap(m, n); m = s.mostOpen.Load() {
+		}
+		return &churnPending{Pending: p, s: s}
+	})
 }
 
 type churnPending struct {

@@ -289,11 +289,17 @@ func newMeter(s Store) (Store, *meterStore) {
 }
 
 func (s *meterStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
-	p, err := s.Store.Begin(ctx, name, mime)
+	return beginWrapped(ctx, s.Store, name, mime, func(p Pending) Pending { return &meterPending{Pending: p, s: s} })
+}
+
+// beginWrapped begins a copy in s and hands its Pending to wrap: the one
+// shape of the test stores that watch or delay a store's copies.
+func beginWrapped(ctx context.Context, s Store, name, mime string, wrap func(Pending) Pending) (Pending, error) {
+	p, err := s.Begin(ctx, name, mime)
 	if err != nil {
 		return nil, err
 	}
-	return &meterPending{Pending: p, s: s}, nil
+	return wrap(p), nil
 }
 
 type meterPending struct {
