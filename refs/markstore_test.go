@@ -423,6 +423,23 @@ func TestMarkedLearnsStoreMarks(t *testing.T) {
 		t.Errorf("MarkedHere reports a uri no one marked")
 	}
 
+	// A store that reports every uri marked teaches the registry no more
+	// than its bound: the oldest learned mark goes first.
+	all := &failingStore{stored: map[string]bool{}}
+	for i := range 10 {
+		all.stored[storeKeyOf(uriN(i))] = true
+	}
+	g = newReg(t, refs.Config{Marks: all, MarkBound: 4})
+	for i := range 10 {
+		g.Marked(ctx, uriN(i))
+	}
+	if g.MarkedHere(uriN(0)) || !g.MarkedHere(uriN(9)) {
+		t.Errorf("learned marks: MarkedHere(oldest, newest) = %t, %t; want false, true (bound 4)", g.MarkedHere(uriN(0)), g.MarkedHere(uriN(9)))
+	}
+	if !g.Marked(ctx, uriN(0)) {
+		t.Errorf("N7: a learned mark the bound dropped is not found in the store again")
+	}
+
 	failing := &failingStore{markedErr: errors.New("mark store timed out")}
 	g = newReg(t, refs.Config{Marks: failing})
 	if !g.Marked(ctx, secretURI) {
