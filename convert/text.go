@@ -298,7 +298,7 @@ const uriWithheldLabel = "[uri withheld]"
 
 // withoutURIs replaces each uri in the cleaned label s with
 // uriWithheldLabel: own, the uri of the block the label belongs to ("" for
-// none), in any letter case and whatever its scheme, and every run of a
+// none), in any ASCII letter case and whatever its scheme, and every run of a
 // scheme, "://" and what follows up to white space. A server could
 // otherwise hand the model a uri, its own included, through a name, a
 // media type or a type, where stubs never show one. Cleaning comes first,
@@ -336,16 +336,7 @@ func withoutURIs(s, own string) string {
 // replaceFold replaces each occurrence of old in s, ASCII letter case
 // ignored, with new.
 func replaceFold(s, old, new string) string {
-	lower := func(x string) string { // byte for byte, so offsets agree
-		b := []byte(x)
-		for i, c := range b {
-			if 'A' <= c && c <= 'Z' {
-				b[i] = c + 'a' - 'A'
-			}
-		}
-		return string(b)
-	}
-	ls, lo := lower(s), lower(old)
+	ls, lo := asciiLower(s), asciiLower(old)
 	if !strings.Contains(ls, lo) {
 		return s
 	}
@@ -361,6 +352,18 @@ func replaceFold(s, old, new string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// asciiLower lower-cases the ASCII letters of s and nothing else, byte for
+// byte, so offsets in the result are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // schemeStart returns where the scheme ending at offset k of s begins,
