@@ -31,8 +31,7 @@ type Fetcher struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by record id
 
-	bmu     sync.Mutex
-	budgets map[string]*budget // by server name
+	budgets sync.Map // server name -> *budget
 
 	origins originCache // Server.Origin strings, parsed
 }
@@ -64,7 +63,6 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		now:        cfg.Now,
 		fetchNever: cfg.FetchNever,
 		flights:    make(map[string]*flight),
-		budgets:    make(map[string]*budget),
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
