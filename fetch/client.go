@@ -23,14 +23,20 @@ func newDialer() *net.Dialer {
 
 // defaultTransport is the transport a nil Config.Client (or a client with
 // a nil Transport) gets: no proxy from the environment, bounded dial and
-// handshake times, bounded response headers, and no transparent
-// decompression (the fetcher decodes gzip itself, counting decoded bytes).
+// handshake times, bounded response headers, up to 16 idle connections
+// kept per server, and no transparent decompression (the fetcher decodes
+// gzip itself, counting decoded bytes).
 func defaultTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:                  nil,
-		DialContext:            newDialer().DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           64,
+		Proxy:             nil,
+		DialContext:       newDialer().DialContext,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      64,
+		// The standard transport keeps two idle connections per host, so
+		// a host fetching eight references from one server at once dialed
+		// six of them again for its next eight (BenchmarkHostFlow/
+		// fetchers=8; TestConcurrentFetchesReuseConnections).
+		MaxIdleConnsPerHost:    16,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,

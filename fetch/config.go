@@ -76,7 +76,9 @@ type Config struct {
 	// origin), and a nil Transport is replaced by the default one. Nil
 	// means a client with no proxy from the environment, no redirects, no
 	// cookies, bounded dial and TLS handshake times, response headers
-	// bounded to 64 KiB and no transparent decompression.
+	// bounded to 64 KiB, up to 16 idle connections kept per server (so
+	// concurrent fetches from one server reuse their connections) and no
+	// transparent decompression.
 	Client *http.Client
 	// Logger receives the operator's lines: every refusal and failure with
 	// its detail, and every fetched copy. Nil discards them.
