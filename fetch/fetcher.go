@@ -31,7 +31,8 @@ type Fetcher struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by record id
 
-	budgets sync.Map // server name -> *budget
+	bmu     sync.Mutex
+	budgets map[string]*budget // by server name
 
 	origins originCache // Server.Origin strings, parsed
 }
@@ -63,6 +64,7 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		now:        cfg.Now,
 		fetchNever: cfg.FetchNever,
 		flights:    make(map[string]*flight),
+		budgets:    make(map[string]*budget),
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
