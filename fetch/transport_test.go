@@ -62,7 +62,11 @@ func TestConcurrentFetchesReuseConnections(t *testing.T) {
 	}
 	wave(0)
 	wave(1)
-	if len(clients) != n {
-		t.Errorf("two waves of %d concurrent fetches used %d connections, want %d", n, len(clients), n)
+	// The transport puts a connection back in its pool on a goroutine of
+	// its own once the body is read, so a request of the second wave may
+	// rarely start before the pool has it and dial anew: two such dials
+	// are allowed. Keeping only two idle connections gives 14.
+	if len(clients) > n+2 {
+		t.Errorf("two waves of %d concurrent fetches used %d connections, want %d (at most %d)", n, len(clients), n, n+2)
 	}
 }
