@@ -86,12 +86,12 @@ const bareCandidatesMax = 16
 // and keeps at most textObjectMax bare spans; when the text goes on past
 // either bound and the rest names a uri, a last span covers that rest.
 func withBareURIs(text string, spans []uriSpan) []uriSpan {
+	if !strings.Contains(text, "://") {
+		return spans
+	}
 	scan := text
 	if len(scan) > textScanMax {
 		scan = scan[:textScanMax]
-	}
-	if !strings.Contains(text, "://") {
-		return spans
 	}
 	var out []uriSpan
 	j, from, bare := 0, 0, 0

@@ -429,8 +429,7 @@ func (c *Converter) marked(ctx context.Context, uri string) bool {
 	if m, ok := c.reg.(MarkReader); ok {
 		return m.Marked(ctx, uri)
 	}
-	e, ok := c.reg.EntryForURI(uri)
-	return ok && e.Never
+	return c.recordMarked(uri)
 }
 
 // markedHere is marked for a view, which has no context: the registrar's
@@ -439,6 +438,12 @@ func (c *Converter) markedHere(uri string) bool {
 	if m, ok := c.reg.(MarkReader); ok {
 		return m.MarkedHere(uri)
 	}
+	return c.recordMarked(uri)
+}
+
+// recordMarked is what a registrar without a [MarkReader] can tell: whether
+// the record it holds for uri is marked never.
+func (c *Converter) recordMarked(uri string) bool {
 	e, ok := c.reg.EntryForURI(uri)
 	return ok && e.Never
 }

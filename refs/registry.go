@@ -524,8 +524,8 @@ func (g *Registry) Marked(ctx context.Context, uri string) bool {
 }
 
 // MarkedHere is [Registry.Marked] without asking the mark store: the marks
-// this registry made, and those it learned from the store. It is cheap enough to ask for every chunk
-// of a download.
+// this registry made, and those it learned from the store. It is cheap
+// enough to ask for every chunk of a download.
 func (g *Registry) MarkedHere(uri string) bool {
 	marked, _ := g.markedHere(uri)
 	return marked
