@@ -3,7 +3,9 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -69,4 +71,70 @@ func TestConcurrentFetchesReuseConnections(t *testing.T) {
 	if len(clients) > n+2 {
 		t.Errorf("two waves of %d concurrent fetches used %d connections, want %d (at most %d)", n, len(clients), n, n+2)
 	}
+}
+
+// TestIdlePoolBoundedUnderFlood is the other side of the idle pool: a
+// flood of concurrent fetches from one server (a hostile one may invite
+// it) leaves at most 16 of its connections open once the flood is over,
+// the bound Config.Client's doc states; the rest are closed, not kept.
+func TestIdlePoolBoundedUnderFlood(t *testing.T) {
+	const flood, bound = 40, 16
+	var (
+		mu      sync.Mutex
+		open    = map[net.Conn]bool{}
+		arrived = make(chan struct{}, flood)
+		release = make(chan struct{})
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.Write(wavBody)
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open[c] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e := newEnv(t, body(wavBody, ""), func(e *env) { e.extra["flooded"] = Server{Origin: srv.URL + "/mcpl"} })
+	var wg sync.WaitGroup
+	for i := range flood {
+		rec := e.ref("flooded", blkURI(fmt.Sprintf("%s/f/%d.wav", srv.URL, i), ""))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.f.Fetch(context.Background(), rec.ID, Request{}); err != nil {
+				t.Errorf("fetch %d: %v", i, err)
+			}
+		}()
+	}
+	for range flood {
+		select {
+		case <-arrived:
+		case <-time.After(30 * time.Second):
+			close(release)
+			t.Fatal("the flood's requests never all arrived")
+		}
+	}
+	close(release)
+	wg.Wait()
+	// The transport closes what it does not keep as it gets each
+	// connection back; the server notices a moment later.
+	var n int
+	for range 200 {
+		mu.Lock()
+		n = len(open)
+		mu.Unlock()
+		if n <= bound {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("after %d concurrent fetches, %d connections stay open; the pool keeps at most %d", flood, n, bound)
 }
