@@ -16,6 +16,13 @@
 // processes used while a group ran, since a busy machine is the first
 // suspect when a ratio that depends on two cores fails.
 //
+// Under the targets it prints, for each speed target whose measured side
+// reports its CPU time (cpu-ns/op), the best ratio that CPU time allows:
+// no run finishes sooner than its CPU time spread over all the machine's
+// processors. A bound below the target means the measured side must do
+// less work to pass, not overlap its work better; a measured ratio far
+// below its bound means processors sat idle.
+//
 // The exit status is 0 when every target passed, 1 when one failed or
 // could not be measured, and 2 for a usage error.
 package main

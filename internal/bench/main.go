@@ -361,10 +361,12 @@ func parseBench(out []byte, v values) {
 			if err != nil {
 				break
 			}
-			switch unit := f[i+1]; unit {
-			case "ns/op":
-				v.set(name, "sec/op", x/1e9)
-			case "MB/s":
+			switch unit := f[i+1]; {
+			case strings.HasSuffix(unit, "ns/op"):
+				// benchstat reads ns/op, and a metric such as
+				// cpu-ns/op, in seconds as sec/op and cpu-sec/op.
+				v.set(name, strings.TrimSuffix(unit, "ns/op")+"sec/op", x/1e9)
+			case unit == "MB/s":
 				v.set(name, "B/s", x*1e6)
 			default:
 				v.set(name, unit, x)
@@ -491,10 +493,60 @@ func report(w io.Writer, chosen []group, results map[string]*result) error {
 		}
 		fmt.Fprintf(w, "%-40s %-12s %-22s %-9s %s\n", t.what, num(x), spread, want, verdict)
 	}
+	reportCPU(w, results)
 	if failed > 0 {
 		return fmt.Errorf("%d targets failed or were not measured", failed)
 	}
 	return nil
+}
+
+// cpuBound is the largest ratio speed target t could measure on this
+// machine given the CPU time its measured side spent: that side cannot
+// take less time than its CPU time spread over every processor. It is
+// known for a target that wants a speed at least some multiple of its
+// baseline's, where the measured side reports cpu-ns/op (the process's
+// CPU time per operation, an in-process test server's included). It
+// returns the bound and that CPU time in seconds.
+func (t target) cpuBound(r *result) (bound, cpu float64, ok bool) {
+	if t.op != ">=" || t.den == "" || t.spread || (t.unit != "B/s" && t.unit != "sec/op") {
+		return 0, 0, false
+	}
+	cpu, ok = r.medians.get(t.num, "cpu-sec/op")
+	if !ok || cpu <= 0 {
+		return 0, 0, false
+	}
+	// Both a ratio of speeds (B/s) and an inverted ratio of times come to
+	// the baseline's time over the measured side's.
+	base, ok := r.medians.get(t.den, "sec/op")
+	if !ok {
+		return 0, 0, false
+	}
+	return base * float64(cpus) / cpu, cpu, true
+}
+
+// reportCPU prints, under the targets, each speed target's bound from CPU
+// time (see [target.cpuBound]) beside its measured ratio. A bound below
+// the target says the target needs less CPU work, not better overlap; a
+// measured ratio well below its bound says the processors sat idle.
+func reportCPU(w io.Writer, results map[string]*result) {
+	header := false
+	for _, t := range targets {
+		r := results[t.group]
+		if r == nil || r.err != nil {
+			continue
+		}
+		x, _, _, ok := t.measure(r)
+		bound, cpu, bok := t.cpuBound(r)
+		if !ok || !bok {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nCPU time: no run finishes sooner than its CPU time spread over the %d CPUs\n", cpus)
+			fmt.Fprintf(w, "%-40s %-12s %-12s %s\n", "target", "measured", "at most", "CPU time per op")
+			header = true
+		}
+		fmt.Fprintf(w, "%-40s %-12s %-12s %s ms\n", t.what, num(x), num(bound), strconv.FormatFloat(cpu*1e3, 'f', 0, 64))
+	}
 }
 
 // num prints a ratio or a count briefly.
@@ -570,3 +622,6 @@ func childCPU() float64 {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
+
+// cpus is how many processors the bounds of CPU time spread the work over.
+var cpus = runtime.NumCPU()

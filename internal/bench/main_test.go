@@ -103,3 +103,59 @@ func TestReport(t *testing.T) {
 		t.Error("a failed target reported no error")
 	}
 }
+
+// TestParseBenchTimeMetrics pins that a metric counted in nanoseconds per
+// operation is read in seconds under benchstat's name for it, so a round's
+// value and a median compare.
+func TestParseBenchTimeMetrics(t *testing.T) {
+	v := values{}
+	parseBench([]byte("BenchmarkFetch/64MiB-2 \t 20 \t 60000000 ns/op\t 100000000 cpu-ns/op\t 5000000 ingest-ns/op\n"), v)
+	for unit, want := range map[string]float64{"sec/op": 0.06, "cpu-sec/op": 0.1, "ingest-sec/op": 0.005} {
+		if got, ok := v.get("Fetch/64MiB", unit); !ok || got != want {
+			t.Errorf("Fetch/64MiB %s = %v, %v; want %v", unit, got, ok, want)
+		}
+	}
+}
+
+// TestReportCPUBounds pins the section under the targets that sets each
+// speed target beside the best its measured side's CPU time allows on
+// this machine's processors.
+func TestReportCPUBounds(t *testing.T) {
+	defer func(n int) { cpus = n }(cpus)
+	cpus = 2
+	fetch := values{}
+	fetch.set("Fetch/64MiB", "B/s", 1100e6)
+	fetch.set("Fetch/64MiB", "sec/op", 0.061)
+	fetch.set("Fetch/64MiB", "cpu-sec/op", 0.1)
+	fetch.set("SHA256/cached", "B/s", 1678e6)
+	fetch.set("SHA256/cached", "sec/op", 0.04)
+	flow := values{}
+	flow.set("HostFlow/fetchers=1", "sec/op", 0.24)
+	flow.set("HostFlow/fetchers=8", "sec/op", 0.16)
+	flow.set("HostFlow/fetchers=8", "cpu-sec/op", 0.3)
+	label := values{}
+	label.set("Clean/mixed", "B/s", 1000)
+	label.set("Peer/mixed", "B/s", 300)
+	var out bytes.Buffer
+	report(&out, nil, map[string]*result{
+		"fetch":    {medians: fetch},
+		"hostflow": {medians: flow},
+		"label":    {medians: label},
+	})
+	text := out.String()
+	_, section, ok := strings.Cut(text, "\nCPU time")
+	if !ok {
+		t.Fatalf("no CPU time section:\n%s", text)
+	}
+	for _, want := range []string{
+		"fetch 64MiB vs hashing limit             0.66         0.80         100 ms",
+		"host flow 8 fetchers vs 1 (speed)        1.50         1.60         300 ms",
+	} {
+		if !strings.Contains(section, want) {
+			t.Errorf("CPU time section lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(section, "label") {
+		t.Errorf("a target whose side reports no CPU time has a bound:\n%s", text)
+	}
+}
