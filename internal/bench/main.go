@@ -508,7 +508,8 @@ func report(w io.Writer, chosen []group, results map[string]*result) error {
 // CPU time per operation, an in-process test server's included). It
 // returns the bound and that CPU time in seconds.
 func (t target) cpuBound(r *result) (bound, cpu float64, ok bool) {
-	if t.op != ">=" || t.den == "" || t.spread || (t.unit != "B/s" && t.unit != "sec/op") {
+	speed := (t.unit == "B/s" && !t.invert) || (t.unit == "sec/op" && t.invert)
+	if t.op != ">=" || t.den == "" || t.spread || !speed {
 		return 0, 0, false
 	}
 	cpu, ok = r.medians.get(t.num, "cpu-sec/op")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,38 @@ func TestReportCPUBounds(t *testing.T) {
 	}
 	if strings.Contains(section, "label") {
 		t.Errorf("a target whose side reports no CPU time has a bound:\n%s", text)
+	}
+}
+
+// TestCPUBoundOnlyForSpeeds pins that only a target asking for a speed
+// gets a bound: a ratio of times that is not inverted, or of speeds that
+// is, measures slowness, which CPU time does not bound from above.
+func TestCPUBoundOnlyForSpeeds(t *testing.T) {
+	defer func(n int) { cpus = n }(cpus)
+	cpus = 2
+	med := values{}
+	med.set("A", "cpu-sec/op", 0.1)
+	med.set("B", "sec/op", 0.04)
+	r := &result{medians: med}
+	for _, c := range []struct {
+		t    target
+		want bool
+	}{
+		{target{num: "A", den: "B", unit: "B/s", op: ">="}, true},
+		{target{num: "A", den: "B", unit: "sec/op", invert: true, op: ">="}, true},
+		{target{num: "A", den: "B", unit: "sec/op", op: ">="}, false},
+		{target{num: "A", den: "B", unit: "B/s", invert: true, op: ">="}, false},
+		{target{num: "A", den: "B", unit: "sec/op", invert: true, op: "<="}, false},
+		{target{num: "A", den: "B", unit: "B/op", op: ">="}, false},
+		{target{num: "A", unit: "B/s", op: ">="}, false},
+		{target{num: "B", den: "A", unit: "B/s", op: ">="}, false}, // B reports no CPU time
+	} {
+		bound, _, ok := c.t.cpuBound(r)
+		if ok != c.want {
+			t.Errorf("%+v: bound %v, %v; want a bound: %v", c.t, bound, ok, c.want)
+		}
+		if ok && math.Abs(bound-0.8) > 1e-9 {
+			t.Errorf("%+v: bound %v, want 0.8 on %d CPUs", c.t, bound, cpus)
+		}
 	}
 }
