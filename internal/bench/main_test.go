@@ -122,8 +122,7 @@ func TestParseBenchTimeMetrics(t *testing.T) {
 // speed target beside the best its measured side's CPU time allows on
 // this machine's processors.
 func TestReportCPUBounds(t *testing.T) {
-	defer func(n int) { cpus = n }(cpus)
-	cpus = 2
+	onCPUs(t, 2)
 	fetch := values{}
 	fetch.set("Fetch/64MiB", "B/s", 1100e6)
 	fetch.set("Fetch/64MiB", "sec/op", 0.061)
@@ -165,8 +164,7 @@ func TestReportCPUBounds(t *testing.T) {
 // gets a bound: a ratio of times that is not inverted, or of speeds that
 // is, measures slowness, which CPU time does not bound from above.
 func TestCPUBoundOnlyForSpeeds(t *testing.T) {
-	defer func(n int) { cpus = n }(cpus)
-	cpus = 2
+	onCPUs(t, 2)
 	med := values{}
 	med.set("A", "cpu-sec/op", 0.1)
 	med.set("B", "sec/op", 0.04)
@@ -192,4 +190,11 @@ func TestCPUBoundOnlyForSpeeds(t *testing.T) {
 			t.Errorf("%+v: bound %v, want 0.8 on %d CPUs", c.t, bound, cpus)
 		}
 	}
+}
+
+// onCPUs makes the bounds spread CPU time over n processors until t ends.
+func onCPUs(t *testing.T, n int) {
+	old := cpus
+	cpus = n
+	t.Cleanup(func() { cpus = old })
 }
