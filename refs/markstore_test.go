@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -447,5 +448,105 @@ func TestMarkedLearnsStoreMarks(t *testing.T) {
 	}
 	if g.MarkedHere(secretURI) {
 		t.Errorf("a failed store read was learned as a mark")
+	}
+}
+
+// TestStoreMarkWithdrawsHeldCopy pins N7 and N3 for a mark another host put
+// in a shared store while this registry holds the record with a saved
+// copy. The mark counts as soon as the registry learns it, through
+// Register (in the spelling it holds, or another) or through Marked (the
+// fetcher's question): the record is marked, its copy is no longer named
+// and the Remover deletes it. A store that cannot be read during Marked
+// withholds the answer, not the record: the next question asks again.
+func TestStoreMarkWithdrawsHeldCopy(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name  string
+		learn func(g *refs.Registry)
+	}{
+		{"register the same spelling", func(g *refs.Registry) { g.Register(ctx, from("vst", plain(secretURI))) }},
+		{"register another spelling", func(g *refs.Registry) {
+			g.Register(ctx, from("vst", plain("HTTPS://FILES.EXAMPLE/take.wav?token=secret")))
+		}},
+		{"serverless register", func(g *refs.Registry) { g.Register(ctx, from("", plain(secretURI))) }},
+		{"Marked", func(g *refs.Registry) {
+			if !g.Marked(ctx, secretURI) {
+				t.Error("N7: Marked missed the store's mark")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logtest.Buffer
+			store := &failingStore{}
+			rm := &fakeRemover{}
+			g := newReg(t, refs.Config{Marks: store, Remover: rm, Logger: logs.Logger()})
+			e := g.Register(ctx, from("vst", plain(secretURI)))
+			if err := g.Save(e.ID, convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 3}, plain(secretURI)); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Mark(ctx, storeKeyOf(secretURI), "elsewhere"); err != nil {
+				t.Fatal(err)
+			}
+			tc.learn(g)
+			got, ok := g.Entry(e.ID)
+			if !ok || !got.Never || got.Copy != nil {
+				t.Errorf("N7/N3: entry after the store's mark was learned: %+v, %t; want marked, no copy", got, ok)
+			}
+			rec := mustLookup(t, g, e.ID, "N7")
+			if !rec.Never || rec.NeverBy != "" || rec.Copy != nil {
+				t.Errorf("N7: record Never, NeverBy, Copy = %t, %q, %v; want true, \"\", nil", rec.Never, rec.NeverBy, rec.Copy)
+			}
+			if removed := rm.removed(); !slices.Equal(removed, []string{"store/" + e.ID + ".wav"}) {
+				t.Errorf("N3: the Remover was asked to remove %q, want the withdrawn copy once", removed)
+			}
+			if strings.Contains(logs.String(), "digest") {
+				t.Errorf("O1: a mark's withdrawal is logged as a digest change:\n%s", logs.String())
+			}
+		})
+	}
+
+	// A failed read during Marked refuses this once, and marks nothing.
+	failing := &failingStore{}
+	g := newReg(t, refs.Config{Marks: failing})
+	e := g.Register(ctx, from("vst", plain(secretURI)))
+	failing.markedErr = errors.New("mark store timed out")
+	if !g.Marked(ctx, secretURI) {
+		t.Error("N7: Marked = false while the store fails")
+	}
+	failing.markedErr = nil
+	if got, _ := g.Entry(e.ID); got.Never {
+		t.Error("a store that failed once during Marked left the held record marked for good")
+	}
+}
+
+// TestFleetMarkWithheldInViews is the same from a host's side: a converter
+// whose policy shows uris and inlines saved payloads must show neither
+// once the shared store marks the uri (S2, N3).
+func TestFleetMarkWithheldInViews(t *testing.T) {
+	ctx := t.Context()
+	shared := refs.NewMemoryMarks(0)
+	hostA := newReg(t, refs.Config{Marks: shared})
+	hostB := newReg(t, refs.Config{Marks: shared})
+	e := hostA.Register(ctx, from("studio", plain(secretURI)))
+	if err := hostA.Save(e.ID, convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 3, MimeType: "audio/wav"}, plain(secretURI)); err != nil {
+		t.Fatal(err)
+	}
+	hostB.Register(ctx, convert.Registration{Testimony: plain(secretURI), Server: "studio", Never: true})
+
+	conv, err := convert.New(hostA, convert.Policy{
+		ShowURI: func(convert.Entry) bool { return true },
+		Inline: func(convert.Entry) (convert.ModelBlock, bool) {
+			return convert.ModelBlock{Type: "audio", Data: "UEFZTE9BRA==", MimeType: "audio/wav"}, true
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := conv.Ingest(ctx, []json.RawMessage{json.RawMessage(`{"type":"resource","uri":"` + secretURI + `","name":"take.wav"}`)},
+		convert.Source{Server: "studio", Lane: convert.LanePush, Event: "render"})
+	for _, v := range []string{ct.History(), convert.PushJSON(ct.Push())} {
+		if strings.Contains(v, "token=secret") || strings.Contains(v, "store/") || strings.Contains(v, "UEFZTE9BRA==") {
+			t.Errorf("S2/N3: a view shows the marked uri, its saved copy or its payload:\n%s", v)
+		}
 	}
 }

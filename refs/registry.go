@@ -160,13 +160,18 @@ func New(cfg Config) (*Registry, error) {
 // earlier one; serverless content replaces testimony only while no server
 // has bound the record. When r.Never is set and r.Server is not empty, the
 // record is marked never; a uri marked before (even on a record since
-// evicted, or in the mark store) comes back marked.
+// evicted, or in the mark store) comes back marked. With a mark store,
+// every registration asks it, so a mark another host made after this
+// registry took the record applies as well: the record's saved copy is no
+// longer named, and the Remover, if any, deletes it.
 func (g *Registry) Register(ctx context.Context, r convert.Registration) (e convert.Entry) {
 	// A spelling the registry holds, without a never to record, takes a
 	// short path of its own, free of the mark, store and eviction steps
 	// (BenchmarkRegister/hit/2000: 65 ns before, 62 after). The entry is
-	// built in place in the result (56 ns).
-	if !r.Never || r.Server == "" {
+	// built in place in the result (56 ns). With a mark store every
+	// registration asks it, since another host may have marked the uri
+	// since this registry took the record.
+	if g.store == nil && (!r.Never || r.Server == "") {
 		g.lock()
 		if rec := g.byURI[r.Testimony.URI]; rec != nil {
 			forgotten := g.updateLocked(rec, &r)
@@ -233,17 +238,30 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 		evicted   []Record
 		forgotten *convert.Copy
 		rec       *record
+		key       string
+		stored    bool // the store marks key, or could not be read
+		asked     bool // the store was asked about key
 	)
 	if !missed {
 		g.lock()
 		rec = g.byURI[uri]
+		if rec != nil && g.store != nil {
+			key = rec.key
+			g.mu.Unlock()
+			stored, _ = g.storeMarked(ctx, key)
+			asked = true
+			g.lock()
+			rec = g.byURI[uri] // it may have left meanwhile
+		}
 		if rec == nil {
 			g.mu.Unlock()
 		}
 	}
 	if rec == nil {
-		key := uriform.Canonical(uri)
-		stored := g.storeMarked(ctx, key)
+		if !asked {
+			key = uriform.Canonical(uri)
+			stored, _ = g.storeMarked(ctx, key)
+		}
 		// The record is made, and its id minted, before the lock is taken:
 		// minting is the costliest step of an insert, and allocating
 		// under the lock makes every other caller wait out any garbage
@@ -259,17 +277,15 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 			g.aliasLocked(rec, uri)
 			forgotten = g.updateLocked(rec, &r)
 		}
-		// A mark this registry remembers, or one the store holds (another
-		// process's, another host's), applies to the record whether it is
-		// new or held.
-		if !rec.never && (stored || g.local.marked(key)) {
-			rec.never = true
-			if rec.copy != nil {
-				forgotten, rec.copy = rec.copy.take(), nil
-			}
-		}
 	} else {
 		forgotten = g.updateLocked(rec, &r)
+	}
+	// A mark this registry remembers, or one the store holds (another
+	// process's, another host's), applies to the record whether it is new
+	// or held.
+	var withdrawn *convert.Copy
+	if !rec.never && (stored || g.local.marked(rec.key)) {
+		withdrawn = g.withdrawLocked(rec)
 	}
 	g.order.touch(rec)
 	var ev *markEvent
@@ -283,9 +299,31 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	if forgotten != nil {
 		g.logForgotten(e.ID, forgotten)
 	}
+	g.afterWithdraw(ctx, e.ID, withdrawn)
 	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
 	return e
+}
+
+// withdrawLocked marks rec never on a mark made elsewhere (the mark store,
+// or this registry's memory of a record since evicted), so that no view,
+// script or fetch names its saved copy again. It returns the copy, for
+// [Registry.afterWithdraw].
+func (g *Registry) withdrawLocked(rec *record) *convert.Copy {
+	rec.never = true
+	c := rec.copy.take()
+	rec.copy = nil
+	return c
+}
+
+// afterWithdraw logs a copy a mark made elsewhere withdrew from record id,
+// and removes it. It runs without the lock; c nil does nothing.
+func (g *Registry) afterWithdraw(ctx context.Context, id string, c *convert.Copy) {
+	if c == nil {
+		return
+	}
+	g.log.Info("refs: a never mark made elsewhere reached a reference with a saved copy", "ref", id)
+	g.removeWithdrawn(ctx, id, c.Path)
 }
 
 // insertLocked adds rec, a new record bound to server ("" for none).
@@ -419,30 +457,36 @@ func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 	if ev.dropped == nil {
 		return
 	}
-	path := ev.dropped.Path
+	g.removeWithdrawn(ctx, ev.rec.ID, ev.dropped.Path)
+}
+
+// removeWithdrawn removes the copy at path a never mark withdrew from
+// record id with the host's Remover, or logs where it stays without one.
+func (g *Registry) removeWithdrawn(ctx context.Context, id, path string) {
 	if g.remover == nil {
 		g.log.Warn("refs: a copy saved before the never mark is no longer named, but stays in storage",
-			"ref", ev.rec.ID, "path", path)
+			"ref", id, "path", path)
 		return
 	}
 	if err := g.remover.Remove(ctx, path); err != nil {
 		g.log.Error("refs: could not remove a copy a never mark withdrew",
-			"ref", ev.rec.ID, "path", path, "err", err.Error())
+			"ref", id, "path", path, "err", err.Error())
 		return
 	}
-	g.log.Info("refs: removed a copy a never mark withdrew", "ref", ev.rec.ID, "path", path)
+	g.log.Info("refs: removed a copy a never mark withdrew", "ref", id, "path", path)
 }
 
 // storeMarked asks the mark store about key, failing closed: an error
-// counts as a mark. Without a store it reports false.
-func (g *Registry) storeMarked(ctx context.Context, key string) bool {
+// counts as a mark (marked), though the store reported none (reported is
+// false). Without a store it reports false.
+func (g *Registry) storeMarked(ctx context.Context, key string) (marked, reported bool) {
 	if g.store == nil {
-		return false
+		return false, false
 	}
 	marked, err := g.store.Marked(ctx, storeKey(key))
 	if err != nil {
 		g.log.Error("refs: the mark store could not be read; the uri is treated as marked never", "err", redactKey(err, key))
-		return true
+		return true, false
 	}
 	if marked {
 		// Learned: MarkedHere, which views ask without a context, knows
@@ -450,7 +494,7 @@ func (g *Registry) storeMarked(ctx context.Context, key string) bool {
 		// the next question asks the store again.
 		g.local.mark(key, learned)
 	}
-	return marked
+	return marked, marked
 }
 
 // learned is the name under which the registry's memory keeps the marks
@@ -517,10 +561,28 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 // registry still holds a record for it: in the registry's memory, or in
 // the mark store (asked only when memory says no; a store error counts as
 // a mark). A mark the store reports is remembered, so MarkedHere knows it
-// from then on; a store error is not.
+// from then on, and a record the registry holds for uri takes it at once:
+// its saved copy is no longer named, and the Remover, if any, deletes it.
+// A store error is neither remembered nor applied to the record.
 func (g *Registry) Marked(ctx context.Context, uri string) bool {
 	marked, key := g.markedHere(uri)
-	return marked || g.storeMarked(ctx, key)
+	if marked {
+		return true
+	}
+	marked, reported := g.storeMarked(ctx, key)
+	if reported {
+		// A record held for the uri takes the mark now, not at its next
+		// registration: its copy is withdrawn.
+		g.lock()
+		var id string
+		var c *convert.Copy
+		if rec := g.byURI[key]; rec != nil && !rec.never {
+			id, c = rec.id, g.withdrawLocked(rec)
+		}
+		g.mu.Unlock()
+		g.afterWithdraw(ctx, id, c)
+	}
+	return marked
 }
 
 // MarkedHere is [Registry.Marked] without asking the mark store: the marks
