@@ -293,6 +293,13 @@ func typeLabel(mt string, max int, uri string) string {
 	return label.MediaTypeMax(withoutURIs(label.Clean(mt), uri), max)
 }
 
+// WithoutURIs returns s cleaned as a label (see [label.Clean]) with every
+// uri it writes out, a scheme and "://" up to the next white space, shown
+// as "[uri withheld]": what a stub makes of a name a server or a host
+// supplies. A host that quotes such a name to a model elsewhere can use it
+// to show the same; the fetcher's failures name servers through it.
+func WithoutURIs(s string) string { return withoutURIs(label.Clean(s), "") }
+
 // uriWithheldLabel stands in a label for a uri taken out of it.
 const uriWithheldLabel = "[uri withheld]"
 

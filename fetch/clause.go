@@ -15,12 +15,15 @@ import (
 // the model, so none names an address, a host, a port, a scheme the server
 // chose, a content coding, a digest or any other server-sent text; the one
 // name it may hold is the host's own name for the server, cleaned and
-// bounded. Whatever the operator needs beyond that goes into the failure's
-// detail, which only the log sees.
+// bounded, with any uri in it withheld as stubs withhold it. Whatever the
+// operator needs beyond that goes into the failure's detail, which only
+// the log sees.
 
-// serverText names a server in a clause: quoted, cleaned and bounded.
+// serverText names a server in a clause: quoted, cleaned, without a uri
+// (a host may name a server by its connection URL, key and all), and
+// bounded.
 func serverText(name string) string {
-	return strconv.Quote(label.Display(name, 64))
+	return strconv.Quote(label.Display(convert.WithoutURIs(name), 64))
 }
 
 // speaker is whoever answered a request, as a clause names it: the server

@@ -128,8 +128,9 @@ var codes = map[Code]codeInfo{
 // sentence about the reference) and a [Remedy] (what calling again can
 // do), both safe to show to a model: neither names an address, a host, a
 // port, a credential or any text a server sent, beyond the cleaned and
-// bounded name the host knows the server by. The operator's log line for
-// the failure keeps the detail.
+// bounded name the host knows the server by, in which a uri shows as
+// "[uri withheld]". The operator's log line for the failure keeps the
+// detail.
 type Failure struct {
 	// Code names the kind of failure.
 	Code Code

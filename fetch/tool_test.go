@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -135,5 +136,42 @@ func TestToolDescribed(t *testing.T) {
 	}
 	if again := tool.InputSchema(); bytes.Contains(again, []byte("xxx")) || !json.Valid(again) {
 		t.Errorf("changing the returned schema changed the tool's: %s", again)
+	}
+}
+
+// TestClausesWithholdURIInServerName pins L1 and S2 for the name a host
+// gives a server: a host that names its servers by their connection URL,
+// which may carry a key, gets "[uri withheld]" for it in a stub's
+// provenance, and must get the same in the refusal the same stub shows and
+// in the fetch tool's answer, never the key.
+func TestClausesWithholdURIInServerName(t *testing.T) {
+	ctx := t.Context()
+	for _, name := range []string{
+		"https://mcp.example/mcp?api_key=SERVER-KEY",
+		"studio at ht\u200btps://mcp.example/mcp?api_key=SERVER-KEY",
+	} {
+		reg, err := refs.New(refs.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers := ServersFunc(func(string) (Server, error) { return Server{}, CodeUnknownServer })
+		f, err := New(reg, servers, NewMemoryStore(), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv, err := convert.New(reg, convert.Policy{Refusal: f.Refusal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct := conv.Ingest(ctx, []json.RawMessage{json.RawMessage(`{"type":"resource","uri":"https://mcp.example/files/a.wav","name":"a.wav"}`)},
+			convert.Source{Server: name, Tool: "render"})
+		history := ct.History()
+		if !strings.Contains(history, "not fetchable") || strings.Contains(history, "SERVER-KEY") {
+			t.Errorf("S2: the stub's refusal shows the uri in the server's name %q:\n%s", name, history)
+		}
+		answer, _ := f.Tool().Handle(ctx, json.RawMessage(`{"id":"`+ct.IDs()[0]+`"}`))
+		if !strings.Contains(answer, "[uri withheld]") || strings.Contains(answer, "SERVER-KEY") {
+			t.Errorf("S2: the fetch tool's answer for server %q:\n%s", name, answer)
+		}
 	}
 }
