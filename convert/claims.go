@@ -85,6 +85,24 @@ func readClaims(blocks []Block, now time.Time) reading {
 			c.expired[key] = true
 		}
 	}
+	// A text may write out a uri the content names in a spelling the bare
+	// reading splits (see literal.go): its spans get those places too.
+	var lits literals
+	for i, b := range blocks {
+		if b.Testimony.Has(FieldURI) {
+			lits.add(b.Testimony.URI, r.keys[i])
+		}
+	}
+	for _, n := range extra {
+		lits.add(n.uri, n.key)
+	}
+	if len(lits.list) > 0 || lits.over {
+		for i, b := range blocks {
+			if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
+				r.spans[i] = lits.withLiterals(b.Text, r.spans[i])
+			}
+		}
+	}
 	// A uri a reference of the content names is marked when that
 	// reference registers; the rest are marked on their own, once each.
 	var done map[string]bool

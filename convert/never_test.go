@@ -678,3 +678,73 @@ func TestWithheldTextAtTheCut(t *testing.T) {
 		}
 	}
 }
+
+// TestSplittingNeverURIInText pins S2 and N2 for a never uri that the
+// reading of bare uris would cut in pieces: one with another URL in its
+// query (legal in a query) or with a space a server did not escape. Where
+// a text of the same content writes it out, as prose, markdown, under any
+// JSON key, JSON-escaped or in other letter case, the views withhold it
+// whole. A plain block's splitting uri that a later content marks is
+// withheld from then on; one nobody withholds is left as it is, and a
+// "uri" member keeps its quotes, so a JSON text stays JSON.
+func TestSplittingNeverURIInText(t *testing.T) {
+	const nested = "https://vault.example/proxy?src=https://cdn.example/take.wav&sig=NEVER-SIG"
+	const spaced = "https://vault.example/My Take.wav?sig=NEVER-SIG"
+	neverOf := func(u string) string {
+		b, _ := json.Marshal(map[string]string{"type": "resource", "uri": u, "disposition": "never"})
+		return string(b)
+	}
+	goJSON, _ := json.Marshal(map[string]string{"download_url": nested}) // & as \u0026
+	for _, tt := range []struct{ name, uri, text string }{
+		{"nested-prose", nested, "your render is at " + nested + " (valid for an hour)"},
+		{"nested-json-other-key", nested, string(goJSON)},
+		{"nested-markdown", nested, "[take.wav](" + nested + ")"},
+		{"nested-upper-case", nested, "at " + strings.ToUpper(nested[:22]) + nested[22:]},
+		{"spaced-prose", spaced, "saved as " + spaced},
+		{"spaced-uri-member", spaced, `{"uri":"` + spaced + `"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
+				c := mustConverter(t, newRegistry(t), convert.Policy{})
+				ct := c.Ingest(t.Context(), raws(textBlock(t, tt.text), neverOf(tt.uri)), src)
+				assertHidden(t, ct, "S2 a text writing out a never uri the bare reading splits")
+			}
+		})
+	}
+
+	// A "uri" member stays a JSON string.
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, `{"uri":"`+spaced+`"}`), neverOf(spaced)), convert.Source{Server: "s"})
+	if h := ct.History(); !strings.HasPrefix(h, `{"uri":"[uri withheld]"}`) {
+		t.Errorf("a withheld uri member lost its quotes:\n%s", h)
+	}
+
+	// A plain splitting uri shows, until a later content marks it.
+	reg := newRegistry(t)
+	c = mustConverter(t, reg, convert.Policy{})
+	plainRef := `{"type":"resource","uri":"` + nested + `"}`
+	ct = c.Ingest(t.Context(), raws(textBlock(t, "at "+nested+" now"), plainRef), convert.Source{Server: "s"})
+	if h := ct.History(); !strings.Contains(h, "at "+nested+" now") {
+		t.Errorf("a splitting uri nobody withholds was changed:\n%s", h)
+	}
+	c.Ingest(t.Context(), raws(neverOf(nested)), convert.Source{Server: "s"})
+	assertHidden(t, ct, "N1 a later never for a splitting uri an earlier text writes out")
+}
+
+// TestSplittingURIsPastTheBound pins the bound of that search: a content
+// naming more splitting uris than the search takes has each text withheld
+// from its first uri on, as a text past the reading's bounds is (S2).
+func TestSplittingURIsPastTheBound(t *testing.T) {
+	var blocks []string
+	for i := range 70 {
+		blocks = append(blocks, `{"type":"resource","uri":"https://vault.example/take `+strconv.Itoa(i)+`.wav?sig=NEVER-SIG"}`)
+	}
+	last := "https://vault.example/take 69.wav?sig=NEVER-SIG"
+	blocks = append(blocks, `{"type":"resource","uri":"`+last+`","disposition":"never"}`)
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+	ct := c.Ingest(t.Context(), raws(append([]string{textBlock(t, "intro; saved as "+last)}, blocks...)...), convert.Source{Server: "s"})
+	h := ct.History()
+	if !strings.HasPrefix(h, "intro; saved as [the rest of this text is withheld") || strings.Contains(h, "take 69.wav") {
+		t.Errorf("S2: a text past the bound of the splitting-uri search:\n%.400s", h)
+	}
+}

@@ -1,0 +1,178 @@
+package convert
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// The bare reading of a text (see withBareURIs) ends a uri at white space,
+// a double quote, a backtick, an angle bracket or the next scheme. A uri a
+// block of the content names may hold one of those itself: a space a
+// server did not escape, or another URL in its query, which RFC 3986
+// allows. A text that writes such a uri out is cut by the bare reading
+// into pieces none of which is the uri, so the views would show it whole,
+// credential and all, even when the content calls it never. The texts are
+// therefore also searched for each such uri as it is written, in ASCII
+// letter case or another, raw or as the contents of a JSON string.
+
+// literalMax bounds the spellings a content's texts are searched for. A
+// content that names more splitting uris than their spellings fill has
+// the part of each text from its first uri on withheld, as a text past the
+// reading's bounds has (see restSpan).
+const literalMax = 64
+
+// literal is one spelling of a splitting uri the content names, in lower
+// case, with the uri and its canonical key.
+type literal struct {
+	lower, uri, key string
+}
+
+// literals collects the spellings of the uris a content names (with their
+// canonical keys) that the bare reading would split. over is set when
+// there are more than literalMax.
+type literals struct {
+	list []literal
+	over bool
+}
+
+// add takes uri, with canonical key key, when the bare reading would not
+// read it whole.
+func (l *literals) add(uri, key string) {
+	if uri == "" || len(uri) > maxURIBytes || !splits(uri) {
+		return
+	}
+	for _, s := range spellings(uri) {
+		lower := asciiLower(s)
+		if slices.ContainsFunc(l.list, func(x literal) bool { return x.lower == lower }) {
+			continue
+		}
+		if len(l.list) == literalMax {
+			l.over = true
+			return
+		}
+		l.list = append(l.list, literal{lower: lower, uri: uri, key: key})
+	}
+}
+
+// splits reports whether the bare reading would end a uri before its end:
+// it holds white space, a double quote, a backtick, an angle bracket, or a
+// second "://".
+func splits(uri string) bool {
+	if i := strings.Index(uri, "://"); i >= 0 && strings.Contains(uri[i+len("://"):], "://") {
+		return true
+	}
+	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>", r) })
+}
+
+// spellings returns uri as a text may write it: raw, and as the contents
+// of a JSON string, with and without the escapes of <, > and & that some
+// encoders add.
+func spellings(uri string) []string {
+	out := []string{uri}
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(uri) != nil {
+			continue
+		}
+		s := strings.TrimSuffix(b.String(), "\n")
+		s = s[1 : len(s)-1]
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// withLiterals adds to spans, a text's spans in order, a span for each
+// place within the text's first textScanMax bytes that writes out one of
+// the spellings in l, and merges the spans that overlap (see mergeSpans).
+func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
+	scan := text
+	if len(scan) > textScanMax {
+		scan = scan[:textScanMax]
+	}
+	if l.over {
+		if k := strings.Index(scan, "://"); k >= 0 {
+			return mergeSpans(spans, []uriSpan{restSpan(text, schemeStart(scan, k, 0))})
+		}
+		return spans
+	}
+	var found []uriSpan
+	var lower string // the scanned text in lower case, made at the first need
+	for _, lit := range l.list {
+		if lower == "" {
+			lower = asciiLower(scan)
+		}
+		for from := 0; ; {
+			k := strings.Index(lower[from:], lit.lower)
+			if k < 0 {
+				break
+			}
+			k += from
+			if len(found) == textObjectMax {
+				return mergeSpans(spans, append(found, restSpan(text, k)))
+			}
+			found = append(found, uriSpan{start: k, end: k + len(lit.lower), uri: lit.uri, key: lit.key, bare: true})
+			from = k + 1
+		}
+	}
+	if len(found) == 0 {
+		return spans
+	}
+	return mergeSpans(spans, found)
+}
+
+// mergeSpans returns the spans of a and b in text order, each group that
+// overlaps made one span over all of it. A merged span keeps every
+// reading of its members, so it is withheld when any of them is; it is
+// bare unless a "uri" member alone spans the whole of it, whose quotes the
+// replacement then keeps.
+func mergeSpans(a, b []uriSpan) []uriSpan {
+	all := append(slices.Clone(a), b...)
+	slices.SortStableFunc(all, func(x, y uriSpan) int { return x.start - y.start })
+	var out []uriSpan
+	for i := 0; i < len(all); {
+		g := all[i]
+		j := i + 1
+		for ; j < len(all) && all[j].start < g.end; j++ {
+			g.end = max(g.end, all[j].end)
+		}
+		if j > i+1 {
+			g = merged(all[i:j], g.end)
+		}
+		out = append(out, g)
+		i = j
+	}
+	return out
+}
+
+// merged is one span over members, which overlap, ending at end.
+func merged(members []uriSpan, end int) uriSpan {
+	g := uriSpan{start: members[0].start, end: end, bare: true}
+	for _, m := range members {
+		if !m.bare && !m.rest && m.start == g.start && m.end == end {
+			g.bare = false
+		}
+		g.rest = g.rest || m.rest
+		for i, u := range append([]string{m.uri}, m.alts...) {
+			if u == "" {
+				continue
+			}
+			key := m.key
+			if i > 0 {
+				key = m.altKeys[i-1]
+			}
+			if g.uri == "" {
+				g.uri, g.key = u, key
+			} else if u != g.uri && !slices.Contains(g.alts, u) {
+				g.alts = append(g.alts, u)
+				g.altKeys = append(g.altKeys, key)
+			}
+		}
+	}
+	return g
+}
