@@ -115,3 +115,27 @@ func TestScriptViewBound(t *testing.T) {
 		t.Errorf("S6: the script view shows %d of %d blocks but its notice says %d were left out", shown, n, left)
 	}
 }
+
+// TestBareReadingsBounded pins L5 against amplification through text: a
+// 4 MiB text of short uris, each ending in the punctuation that makes the
+// reading of bare uris try a dozen and more cuts of it (and twice that for
+// a scheme glued to letters), must not make ingesting allocate a hundred
+// times the text, nor the Content hold that much. What lies past the
+// readings the bound allows is withheld, since it names uris (S2).
+func TestBareReadingsBounded(t *testing.T) {
+	one := "xhttps://h.example/" + strings.Repeat("%41", 60) + strings.Repeat(".a", 16) + " "
+	text := strings.Repeat(one, (4<<20)/len(one))
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+	blk := raws(textBlock(t, text))
+	var ct *convert.Content
+	got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+	t.Logf("ingesting a %d KiB text of %d uris allocated %d KiB", len(text)>>10, strings.Count(text, "://"), got>>10)
+	// Decoding the text alone allocates it once; a text of plain short
+	// uris takes about three times its size in all.
+	if limit := uint64(6 * len(text)); got > limit {
+		t.Errorf("L5: ingesting a %d KiB text allocated %d KiB, over six times the text", len(text)>>10, got>>10)
+	}
+	if h := ct.History(); !strings.Contains(h, "[the rest of this text is withheld") {
+		t.Errorf("S2: the part past the bound of readings is shown (view %d bytes)", len(h))
+	}
+}

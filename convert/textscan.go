@@ -24,7 +24,8 @@ import (
 //   - objects and arrays nested deeper than textDepthMax are skipped
 //     without being read;
 //   - the reading stops after textObjectMax objects;
-//   - at most textObjectMax "uri" values are kept for the views;
+//   - at most textObjectMax "uri" values are kept for the views, and at
+//     most textReadingMax readings of the uris a text writes out bare;
 //   - at most textMarkMax uris that no block of the content names are
 //     marked from the texts of one content.
 //
@@ -42,6 +43,12 @@ const (
 	textDepthMax  = 64
 	textObjectMax = 1 << 14
 	textMarkMax   = 256
+	// textReadingMax bounds the readings of bare uris (each with its
+	// canonical form, see bareReadings) one text keeps for the views: a
+	// text of short uris each ending in punctuation made ingesting
+	// allocate a hundred times the text, and take 0.9 s for 4 MiB
+	// (TestBareReadingsBounded).
+	textReadingMax = 1 << 14
 )
 
 // withheldURI replaces, in a text the views show, the JSON string of a uri
@@ -83,8 +90,9 @@ const bareCandidatesMax = 16
 // bracket or the next scheme, wherever it stands (in prose, under another
 // key, in JSON the reading does not reach). The views then withhold a
 // never uri there too. It reads the first textScanMax bytes of the text
-// and keeps at most textObjectMax bare spans; when the text goes on past
-// either bound and the rest names a uri, a last span covers that rest.
+// and keeps at most textObjectMax bare spans and textReadingMax readings
+// of them; when the text goes on past a bound and the rest names a uri, a
+// last span covers that rest.
 func withBareURIs(text string, spans []uriSpan) []uriSpan {
 	if !strings.Contains(text, "://") {
 		return spans
@@ -94,7 +102,7 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		scan = scan[:textScanMax]
 	}
 	var out []uriSpan
-	j, from, bare := 0, 0, 0
+	j, from, bare, readings := 0, 0, 0, 0
 	for {
 		k := strings.Index(scan[from:], "://")
 		if k < 0 {
@@ -115,20 +123,21 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		if j < len(spans) && spans[j].start < end {
 			continue // within a "uri" member, which its own span covers
 		}
-		if bare == textObjectMax {
+		uri := scan[start:end]
+		alts := bareReadings(uri, k-start)
+		if bare == textObjectMax || readings+1+len(alts) > textReadingMax {
 			return append(out, restSpan(text, start))
 		}
-		uri := scan[start:end]
-		sp := uriSpan{start: start, end: end, uri: uri, bare: true}
+		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
 		if len(uri) <= maxURIBytes {
 			sp.key = uriform.Canonical(uri)
 		}
-		for _, alt := range bareReadings(uri, k-start) {
-			sp.alts = append(sp.alts, alt)
+		for _, alt := range alts {
 			sp.altKeys = append(sp.altKeys, uriform.Canonical(alt))
 		}
 		out = append(out, sp)
 		bare++
+		readings += 1 + len(alts)
 	}
 	out = append(out, spans[j:]...)
 	if len(text) > len(scan) && strings.Contains(text[len(scan):], "://") {
