@@ -21,9 +21,10 @@ import (
 // Failure is closed: when Mark fails, the mark still holds in the
 // registry's memory for the process's life, and the next never for that
 // uri tries the store again; when Marked fails, the uri is treated as
-// marked, and a record registered then stays withheld while the registry
-// holds it. An error is logged (with the uri cut out), never shown to a
-// model.
+// marked, and a record a registration creates then stays withheld while
+// the registry holds it. A record the registry held before keeps its
+// state, and its saved copy: an outage is not a mark. An error is logged
+// (with the uri cut out), never shown to a model.
 type MarkStore interface {
 	// Mark records that server's content marked key never. It returns
 	// once the mark is durable as far as the store promises.

@@ -550,3 +550,34 @@ func TestFleetMarkWithheldInViews(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreOutageKeepsHeldCopy pins N7's failure rule for a record the
+// registry already holds: a store that cannot be read while the record is
+// registered again, in its own spelling or another, is not a mark. The
+// record keeps its state and its copy, and nothing is removed; only a
+// record that registration creates is withheld for it.
+func TestStoreOutageKeepsHeldCopy(t *testing.T) {
+	ctx := t.Context()
+	for _, again := range []string{secretURI, "HTTPS://FILES.EXAMPLE/take.wav?token=secret"} {
+		store := &failingStore{}
+		rm := &fakeRemover{}
+		g := newReg(t, refs.Config{Marks: store, Remover: rm})
+		e := g.Register(ctx, from("vst", plain(secretURI)))
+		if err := g.Save(e.ID, convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 3}, plain(secretURI)); err != nil {
+			t.Fatal(err)
+		}
+		store.mu.Lock()
+		store.markedErr = errors.New("mark store timed out")
+		store.mu.Unlock()
+		g.Register(ctx, from("vst", plain(again)))
+		if fresh := g.Register(ctx, from("vst", plain(uriN(5)))); !fresh.Never {
+			t.Errorf("N7: a record created while the store fails is not withheld")
+		}
+		if removed := rm.removed(); len(removed) != 0 {
+			t.Errorf("N7: an outage of the store made the Remover delete %q (registered again as %q)", removed, again)
+		}
+		if got, _ := g.Entry(e.ID); got.Never || got.Copy == nil {
+			t.Errorf("N7: an outage marked the held record for good (registered again as %q): %+v", again, got)
+		}
+	}
+}

@@ -240,7 +240,9 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 		rec       *record
 		key       string
 		stored    bool // the store marks key, or could not be read
+		reported  bool // the store marks key
 		asked     bool // the store was asked about key
+		created   bool // this registration made the record
 	)
 	if !missed {
 		g.lock()
@@ -248,7 +250,7 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 		if rec != nil && g.store != nil {
 			key = rec.key
 			g.mu.Unlock()
-			stored, _ = g.storeMarked(ctx, key)
+			stored, reported = g.storeMarked(ctx, key)
 			asked = true
 			g.lock()
 			rec = g.byURI[uri] // it may have left meanwhile
@@ -260,7 +262,7 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	if rec == nil {
 		if !asked {
 			key = uriform.Canonical(uri)
-			stored, _ = g.storeMarked(ctx, key)
+			stored, reported = g.storeMarked(ctx, key)
 		}
 		// The record is made, and its id minted, before the lock is taken:
 		// minting is the costliest step of an insert, and allocating
@@ -273,6 +275,7 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 		if rec = g.byURI[key]; rec == nil {
 			rec = g.insertLocked(fresh, r.Server)
 			evicted = g.trimLocked()
+			created = true
 		} else {
 			g.aliasLocked(rec, uri)
 			forgotten = g.updateLocked(rec, &r)
@@ -282,9 +285,11 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	}
 	// A mark this registry remembers, or one the store holds (another
 	// process's, another host's), applies to the record whether it is new
-	// or held.
+	// or held. A store that could not be read counts as a mark for a
+	// record this registration makes, which holds nothing yet; a record
+	// held before, and its copy, are not withdrawn for it.
 	var withdrawn *convert.Copy
-	if !rec.never && (stored || g.local.marked(rec.key)) {
+	if !rec.never && (reported || created && stored || g.local.marked(rec.key)) {
 		withdrawn = g.withdrawLocked(rec)
 	}
 	g.order.touch(rec)
