@@ -124,18 +124,34 @@ func TestScriptViewBound(t *testing.T) {
 // readings the bound allows is withheld, since it names uris (S2).
 func TestBareReadingsBounded(t *testing.T) {
 	one := "xhttps://h.example/" + strings.Repeat("%41", 60) + strings.Repeat(".a", 16) + " "
-	text := strings.Repeat(one, (4<<20)/len(one))
-	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
-	blk := raws(textBlock(t, text))
-	var ct *convert.Content
-	got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
-	t.Logf("ingesting a %d KiB text of %d uris allocated %d KiB", len(text)>>10, strings.Count(text, "://"), got>>10)
-	// Decoding the text alone allocates it once; a text of plain short
-	// uris takes about three times its size in all.
-	if limit := uint64(6 * len(text)); got > limit {
-		t.Errorf("L5: ingesting a %d KiB text allocated %d KiB, over six times the text", len(text)>>10, got>>10)
-	}
-	if h := ct.History(); !strings.Contains(h, "[the rest of this text is withheld") {
-		t.Errorf("S2: the part past the bound of readings is shown (view %d bytes)", len(h))
+	per := (4 << 20) / len(one)
+	// The same 4 MiB as one text, and as 45 texts each of which alone
+	// would stay under a bound per text.
+	for _, texts := range []int{1, 45} {
+		var blocks []string
+		size := 0
+		for range texts {
+			text := strings.Repeat(one, per/texts)
+			blocks = append(blocks, textBlock(t, text))
+			size += len(text)
+		}
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+		blk := raws(blocks...)
+		var ct *convert.Content
+		got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+		t.Logf("ingesting %d KiB in %d texts allocated %d KiB", size>>10, texts, got>>10)
+		// Decoding the texts alone allocates them once; texts of plain
+		// short uris take about three times their size in all.
+		if limit := uint64(6 * size); got > limit {
+			t.Errorf("L5: ingesting %d KiB of text in %d texts allocated %d KiB, over six times the text", size>>10, texts, got>>10)
+		}
+		var h string
+		got = allocated(func() { h = ct.History() })
+		if limit := uint64(6 * size); got > limit {
+			t.Errorf("L5: one view of %d KiB of text in %d texts allocated %d KiB, over six times the text", size>>10, texts, got>>10)
+		}
+		if !strings.Contains(h, "[the rest of this text is withheld") {
+			t.Errorf("S2: the part past the bound of readings is shown (%d texts, view %d bytes)", texts, len(h))
+		}
 	}
 }

@@ -50,21 +50,28 @@ func readClaims(blocks []Block, now time.Time) reading {
 	type never struct{ uri, key string }
 	var extra []never
 	textMarks := 0
+	readings := textReadingMax // bare readings the content's texts may keep
+	// lits are the uris the content names that the bare reading of its
+	// texts would split (see literal.go): every never of a rejected block
+	// or a text's JSON, and every uri a block names.
+	var lits literals
 	for i, b := range blocks {
 		for _, u := range b.NeverURIs {
 			key := uriform.Canonical(u)
 			c.add(key, true)
 			extra = append(extra, never{u, key})
+			lits.add(u, key)
 		}
 		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
 			tr := readText(b.Text)
 			for j := range tr.spans {
 				tr.spans[j].key = uriform.Canonical(tr.spans[j].uri)
 			}
-			r.spans[i] = withBareURIs(b.Text, tr.spans)
+			r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
 			for _, u := range tr.never {
 				key := uriform.Canonical(u)
 				c.add(key, true)
+				lits.add(u, key)
 				if textMarks < textMarkMax {
 					extra = append(extra, never{u, key})
 					textMarks++
@@ -86,15 +93,11 @@ func readClaims(blocks []Block, now time.Time) reading {
 		}
 	}
 	// A text may write out a uri the content names in a spelling the bare
-	// reading splits (see literal.go): its spans get those places too.
-	var lits literals
+	// reading splits: its spans get those places too.
 	for i, b := range blocks {
 		if b.Testimony.Has(FieldURI) {
 			lits.add(b.Testimony.URI, r.keys[i])
 		}
-	}
-	for _, n := range extra {
-		lits.add(n.uri, n.key)
 	}
 	if len(lits.list) > 0 || lits.over {
 		for i, b := range blocks {

@@ -52,9 +52,10 @@
 // scheme and "://", or as a JSON "uri" member: a never uri a text writes
 // without its scheme, or with escaped slashes outside a "uri" member,
 // stays as written. A uri that holds white space, a quote, an angle
-// bracket or another URL is recognized in a text only as written by a
-// block of the same content, raw or JSON-escaped, in any ASCII letter
-// case; written out by a later content that has no block naming it, it
+// bracket or another URL, or that starts with more than a scheme before
+// its "://" (as "jar:https://" does), is recognized in a text only as
+// written by a block of the same content, raw or JSON-escaped the ways
+// common encoders escape, in any ASCII letter case; written out by a later content that has no block naming it, it
 // shows in pieces, and a never or mark on it withholds only a piece that
 // is a uri of its own. Of a text too long, or naming too many uris, to be
 // checked whole, the part past the checked one is withheld when it names

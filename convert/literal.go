@@ -2,9 +2,12 @@ package convert
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // The bare reading of a text (see withBareURIs) ends a uri at white space,
@@ -56,35 +59,62 @@ func (l *literals) add(uri, key string) {
 	}
 }
 
-// splits reports whether the bare reading would end a uri before its end:
-// it holds white space, a double quote, a backtick, an angle bracket, or a
-// second "://".
+// splits reports whether the bare reading would not take uri whole: it
+// holds white space, a double quote, a backtick, an angle bracket, or a
+// second "://", or its first "://" follows more than a scheme (as in
+// "jar:https://"), where the reading would start late.
 func splits(uri string) bool {
-	if i := strings.Index(uri, "://"); i >= 0 && strings.Contains(uri[i+len("://"):], "://") {
+	if i := strings.Index(uri, "://"); i >= 0 && (schemeStart(uri, i, 0) != 0 || strings.Contains(uri[i+len("://"):], "://")) {
 		return true
 	}
 	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>", r) })
 }
 
 // spellings returns uri as a text may write it: raw, and as the contents
-// of a JSON string, with and without the escapes of <, > and & that some
-// encoders add.
+// of a JSON string the way common encoders write one: with or without
+// escapes of <, > and & (Go's and most others'), with every non-ASCII
+// character escaped (Python's default), and with that and every slash
+// escaped too (PHP's default).
 func spellings(uri string) []string {
 	out := []string{uri}
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	var plain string
 	for _, html := range []bool{true, false} {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(html)
 		if enc.Encode(uri) != nil {
+			return out
+		}
+		plain = strings.TrimSuffix(b.String(), "\n")
+		plain = plain[1 : len(plain)-1]
+		add(plain)
+	}
+	ascii := asciiEscaped(plain)
+	add(ascii)
+	add(strings.ReplaceAll(ascii, "/", `\/`))
+	return out
+}
+
+// asciiEscaped writes each non-ASCII character of the JSON string
+// contents s as a \u escape (two for one past the Basic Multilingual
+// Plane), in lower-case hex; the search ignores letter case.
+func asciiEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
 			continue
 		}
-		s := strings.TrimSuffix(b.String(), "\n")
-		s = s[1 : len(s)-1]
-		if !slices.Contains(out, s) {
-			out = append(out, s)
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
 		}
 	}
-	return out
+	return b.String()
 }
 
 // withLiterals adds to spans, a text's spans in order, a span for each

@@ -690,6 +690,7 @@ func TestWithheldTextAtTheCut(t *testing.T) {
 func TestSplittingNeverURIInText(t *testing.T) {
 	const nested = "https://vault.example/proxy?src=https://cdn.example/take.wav&sig=NEVER-SIG"
 	const spaced = "https://vault.example/My Take.wav?sig=NEVER-SIG"
+	const umlaut = "https://vault.example/Mein Täke.wav?sig=NEVER-SIG"
 	neverOf := func(u string) string {
 		b, _ := json.Marshal(map[string]string{"type": "resource", "uri": u, "disposition": "never"})
 		return string(b)
@@ -702,6 +703,13 @@ func TestSplittingNeverURIInText(t *testing.T) {
 		{"nested-upper-case", nested, "at " + strings.ToUpper(nested[:22]) + nested[22:]},
 		{"spaced-prose", spaced, "saved as " + spaced},
 		{"spaced-uri-member", spaced, `{"uri":"` + spaced + `"}`},
+		// Python's json.dumps escapes every non-ASCII letter; PHP's
+		// json_encode escapes the slashes too.
+		{"python-escaped", umlaut, `{"download_url": "` + strings.ReplaceAll(umlaut, "ä", `\u00e4`) + `"}`},
+		{"php-escaped", umlaut, `{"download_url":"` + strings.ReplaceAll(strings.ReplaceAll(umlaut, "ä", `\u00e4`), "/", `\/`) + `"}`},
+		// The bare reading starts at the scheme right before "://".
+		{"jar-scheme", "jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG", "open jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG now"},
+		{"blob-scheme", "blob:https://vault.example/NEVER-SIG", "see blob:https://vault.example/NEVER-SIG"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
@@ -746,5 +754,52 @@ func TestSplittingURIsPastTheBound(t *testing.T) {
 	h := ct.History()
 	if !strings.HasPrefix(h, "intro; saved as [the rest of this text is withheld") || strings.Contains(h, "take 69.wav") {
 		t.Errorf("S2: a text past the bound of the splitting-uri search:\n%.400s", h)
+	}
+}
+
+// TestSplittingNeverFromTextJSON pins N2 and S2 for a splitting never uri
+// that only a text's JSON calls never, past the first 256 such nevers
+// (the bound on marking a server's record from text, not on withholding):
+// another text of the content that writes it out shows it withheld.
+func TestSplittingNeverFromTextJSON(t *testing.T) {
+	const nested = "https://vault.example/proxy?src=https://cdn.example/take.wav&sig=NEVER-SIG"
+	for _, n := range []int{1, 300} {
+		var objs []string
+		for i := range n - 1 {
+			objs = append(objs, `{"uri":"https://other.example/`+strconv.Itoa(i)+`","disposition":"never"}`)
+		}
+		objs = append(objs, `{"uri":"`+nested+`","disposition":"never"}`)
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+		ct := c.Ingest(t.Context(), raws(textBlock(t, "["+strings.Join(objs, ",")+"]"), textBlock(t, "your render is at "+nested)), convert.Source{Server: "s"})
+		if !ct.Claims().Never(nested) {
+			t.Fatal("setup: the content does not call the uri never")
+		}
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") {
+				t.Errorf("S2: with %d nevers in a text's JSON, a view shows the last, a splitting uri another text writes out", n)
+				break
+			}
+		}
+	}
+}
+
+// TestNeverURIAcrossScanBound pins S2 at the end of what the reading of a
+// text checks: a never uri whose scheme, "://" or body crosses that end is
+// withheld from where it starts, not shown because its cut reading is not
+// the never uri.
+func TestNeverURIAcrossScanBound(t *testing.T) {
+	const uri = "https://vault.example/take.wav?sig=NEVER-SIG"
+	never := `{"type":"resource","uri":"` + uri + `","disposition":"never"}`
+	for _, cut := range []int{3, strings.Index(uri, "://") + 1, strings.Index(uri, "://") + 3, strings.Index(uri, "NEVER"), len(uri) - 1} {
+		// The text's first 4 MiB end cut bytes into the uri.
+		text := strings.Repeat("a", 4<<20-cut-1) + " " + uri + " done"
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		ct := c.Ingest(t.Context(), raws(textBlock(t, text), never), convert.Source{Server: "s"})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") {
+				t.Errorf("S2: a never uri cut %d bytes in by the end of the checked part shows", cut)
+				break
+			}
+		}
 	}
 }

@@ -90,10 +90,12 @@ const bareCandidatesMax = 16
 // bracket or the next scheme, wherever it stands (in prose, under another
 // key, in JSON the reading does not reach). The views then withhold a
 // never uri there too. It reads the first textScanMax bytes of the text
-// and keeps at most textObjectMax bare spans and textReadingMax readings
-// of them; when the text goes on past a bound and the rest names a uri, a
-// last span covers that rest.
-func withBareURIs(text string, spans []uriSpan) []uriSpan {
+// and keeps at most textObjectMax bare spans, and at most *left readings
+// of them, which it takes from *left: the content's texts share
+// textReadingMax. When the text goes on past a bound and the rest names a
+// uri, or a uri runs across the end of what is read, a last span covers
+// the rest from there.
+func withBareURIs(text string, spans []uriSpan, left *int) []uriSpan {
 	if !strings.Contains(text, "://") {
 		return spans
 	}
@@ -102,7 +104,7 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		scan = scan[:textScanMax]
 	}
 	var out []uriSpan
-	j, from, bare, readings := 0, 0, 0, 0
+	j, from, bare := 0, 0, 0
 	for {
 		k := strings.Index(scan[from:], "://")
 		if k < 0 {
@@ -123,9 +125,14 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		if j < len(spans) && spans[j].start < end {
 			continue // within a "uri" member, which its own span covers
 		}
+		if end == len(scan) && len(text) > len(scan) {
+			// The uri goes on past what is read: what a never names is
+			// not known.
+			return append(out, restSpan(text, start))
+		}
 		uri := scan[start:end]
 		alts := bareReadings(uri, k-start)
-		if bare == textObjectMax || readings+1+len(alts) > textReadingMax {
+		if bare == textObjectMax || 1+len(alts) > *left {
 			return append(out, restSpan(text, start))
 		}
 		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
@@ -137,11 +144,19 @@ func withBareURIs(text string, spans []uriSpan) []uriSpan {
 		}
 		out = append(out, sp)
 		bare++
-		readings += 1 + len(alts)
+		*left -= 1 + len(alts)
 	}
 	out = append(out, spans[j:]...)
-	if len(text) > len(scan) && strings.Contains(text[len(scan):], "://") {
-		out = append(out, restSpan(text, len(scan)))
+	if len(text) > len(scan) {
+		// A "://" across the end of what is read starts the rest at its
+		// scheme; one past it, at the end of what is read.
+		if k := strings.Index(text[len(scan)-min(2, len(scan)):], "://"); k >= 0 && k < min(2, len(scan)) {
+			k += len(scan) - min(2, len(scan))
+			return append(out, restSpan(text, schemeStart(text, k, from)))
+		}
+		if strings.Contains(text[len(scan):], "://") {
+			out = append(out, restSpan(text, len(scan)))
+		}
 	}
 	return out
 }
