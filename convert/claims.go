@@ -50,7 +50,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 	type never struct{ uri, key string }
 	var extra []never
 	textMarks := 0
-	readings := textReadingMax // bare readings the content's texts may keep
+	readings := newReadingBudget() // shared by the content's texts
 	// lits are the uris the content names that the bare reading of its
 	// texts would split (see literal.go): every never of a rejected block
 	// or a text's JSON, and every uri a block names.

@@ -49,8 +49,8 @@
 // What it does not reach: it fetches nothing and stores nothing, and it
 // does not know whether a fetch would succeed unless the host wires
 // [Policy.Refusal] to its fetcher. In a text it recognizes a uri by its
-// scheme and "://", or as a JSON "uri" member: a never uri a text writes
-// without its scheme, or with escaped slashes outside a "uri" member,
+// scheme and "://" (also written with escaped slashes, as JSON may), or
+// as a JSON "uri" member: a never uri a text writes without its scheme
 // stays as written. A uri that holds white space, a quote, an angle
 // bracket or another URL, or that starts with more than a scheme before
 // its "://" (as "jar:https://" does), is recognized in a text only as

@@ -20,11 +20,12 @@ import (
 // therefore also searched for each such uri as it is written, in ASCII
 // letter case or another, raw or as the contents of a JSON string.
 
-// literalMax bounds the spellings a content's texts are searched for. A
+// literalMax bounds the spellings a content's texts are searched for (a
+// uri has up to nine; most have two or three). A
 // content that names more splitting uris than their spellings fill has
 // the part of each text from its first uri on withheld, as a text past the
 // reading's bounds has (see restSpan).
-const literalMax = 64
+const literalMax = 128
 
 // literal is one spelling of a splitting uri the content names, in lower
 // case, with the uri and its canonical key.
@@ -72,9 +73,9 @@ func splits(uri string) bool {
 
 // spellings returns uri as a text may write it: raw, and as the contents
 // of a JSON string the way common encoders write one: with or without
-// escapes of <, > and & (Go's and most others'), with every non-ASCII
-// character escaped (Python's default), and with that and every slash
-// escaped too (PHP's default).
+// escapes of <, > and & (Go's and most others'), of every non-ASCII
+// character (Python's default) and of every slash (PHP's default), in
+// each combination.
 func spellings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -82,7 +83,7 @@ func spellings(uri string) []string {
 			out = append(out, s)
 		}
 	}
-	var plain string
+	var escaped []string
 	for _, html := range []bool{true, false} {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
@@ -90,13 +91,13 @@ func spellings(uri string) []string {
 		if enc.Encode(uri) != nil {
 			return out
 		}
-		plain = strings.TrimSuffix(b.String(), "\n")
-		plain = plain[1 : len(plain)-1]
-		add(plain)
+		s := strings.TrimSuffix(b.String(), "\n")
+		escaped = append(escaped, s[1:len(s)-1], asciiEscaped(s[1:len(s)-1]))
 	}
-	ascii := asciiEscaped(plain)
-	add(ascii)
-	add(strings.ReplaceAll(ascii, "/", `\/`))
+	for _, s := range escaped {
+		add(s)
+		add(strings.ReplaceAll(s, "/", `\/`))
+	}
 	return out
 }
 
@@ -126,20 +127,27 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 		scan = scan[:textScanMax]
 	}
 	if l.over {
-		if k := strings.Index(scan, "://"); k >= 0 {
+		if k, _ := nextSep(scan, 0); k >= 0 {
 			return mergeSpans(spans, []uriSpan{restSpan(text, schemeStart(scan, k, 0))})
 		}
 		return spans
 	}
+	// A spelling that starts within the checked part is found whole, even
+	// when it runs past its end.
+	longest := 0
+	for _, lit := range l.list {
+		longest = max(longest, len(lit.lower))
+	}
+	reach := text[:min(len(text), len(scan)+longest-1)]
 	var found []uriSpan
-	var lower string // the scanned text in lower case, made at the first need
+	var lower string // reach in lower case, made at the first need
 	for _, lit := range l.list {
 		if lower == "" {
-			lower = asciiLower(scan)
+			lower = asciiLower(reach)
 		}
 		for from := 0; ; {
 			k := strings.Index(lower[from:], lit.lower)
-			if k < 0 {
+			if k < 0 || k+from >= len(scan) {
 				break
 			}
 			k += from

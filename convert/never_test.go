@@ -552,6 +552,10 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"url-key", `{"url":"` + neverURI + `"}`, ""},
 		{"array", `["` + neverURI + `"]`, ""},
 		{"double-encoded", `{"result":"{\"uri\":\"` + neverURI + `\"}"}`, ""},
+		// PHP's json_encode escapes every slash.
+		{"escaped-slashes", `{"download_url":"` + strings.ReplaceAll(neverURI, "/", `\/`) + `"}`, ""},
+		// A word glued before the scheme, longer than the rest of the uri.
+		{"glued-long-word", "token " + strings.Repeat("0123456789abcdef", 4) + neverURI + " end", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -691,6 +695,7 @@ func TestSplittingNeverURIInText(t *testing.T) {
 	const nested = "https://vault.example/proxy?src=https://cdn.example/take.wav&sig=NEVER-SIG"
 	const spaced = "https://vault.example/My Take.wav?sig=NEVER-SIG"
 	const umlaut = "https://vault.example/Mein Täke.wav?sig=NEVER-SIG"
+	const ampersand = "https://vault.example/a b.wav?x=1&sig=NEVER-SIG"
 	neverOf := func(u string) string {
 		b, _ := json.Marshal(map[string]string{"type": "resource", "uri": u, "disposition": "never"})
 		return string(b)
@@ -707,6 +712,10 @@ func TestSplittingNeverURIInText(t *testing.T) {
 		// json_encode escapes the slashes too.
 		{"python-escaped", umlaut, `{"download_url": "` + strings.ReplaceAll(umlaut, "ä", `\u00e4`) + `"}`},
 		{"php-escaped", umlaut, `{"download_url":"` + strings.ReplaceAll(strings.ReplaceAll(umlaut, "ä", `\u00e4`), "/", `\/`) + `"}`},
+		// PHP with JSON_UNESCAPED_UNICODE escapes slashes but no letters;
+		// escaped slashes beside an escaped ampersand.
+		{"php-raw-letters", umlaut, `{"u":"` + strings.ReplaceAll(umlaut, "/", `\/`) + `"}`},
+		{"escaped-slashes-and-ampersand", ampersand, `{"u":"` + strings.ReplaceAll(strings.ReplaceAll(ampersand, "/", `\/`), "&", `\u0026`) + `"}`},
 		// The bare reading starts at the scheme right before "://".
 		{"jar-scheme", "jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG", "open jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG now"},
 		{"blob-scheme", "blob:https://vault.example/NEVER-SIG", "see blob:https://vault.example/NEVER-SIG"},
@@ -801,5 +810,72 @@ func TestNeverURIAcrossScanBound(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestSplittingNeverURIAcrossScanBound pins S2 where the end of the part
+// of a text that is checked falls inside a never uri the bare reading
+// splits (after its space): its spelling is found whole, in prose and in a
+// "uri" member.
+func TestSplittingNeverURIAcrossScanBound(t *testing.T) {
+	const spaced = "https://vault.example/My Take.wav?sig=NEVER-SIG"
+	never := `{"type":"resource","uri":"` + spaced + `","disposition":"never"}`
+	sp := strings.Index(spaced, " ")
+	for _, cut := range []int{sp + 1, sp + 3, strings.Index(spaced, "NEVER"), len(spaced) - 1} {
+		for form, text := range map[string]string{
+			"prose":  strings.Repeat("a", 4<<20-cut-1) + " " + spaced + " done",
+			"member": "[" + strings.Repeat(" ", 4<<20-cut-len(`[{"uri":"`)) + `{"uri":"` + spaced + `"}]`,
+		} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			ct := c.Ingest(t.Context(), raws(textBlock(t, text), never), convert.Source{Server: "s"})
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "NEVER-SIG") {
+					t.Errorf("S2: %s: a splitting never uri cut %d bytes in by the end of the checked part shows", form, cut)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestSplittingPastTheBoundEscaped pins the fallback past the bound of the
+// splitting-uri search for a text that writes its uris with escaped
+// slashes, and so holds no plain "://": it is withheld from its first uri
+// as well (S2).
+func TestSplittingPastTheBoundEscaped(t *testing.T) {
+	const spaced = "https://vault.example/My Take.wav?sig=NEVER-SIG"
+	var blocks []string
+	for i := range 70 {
+		blocks = append(blocks, `{"type":"resource","uri":"https://other.example/take `+strconv.Itoa(i)+`.wav"}`)
+	}
+	blocks = append(blocks, `{"type":"resource","uri":"`+spaced+`","disposition":"never"}`)
+	text := `{"download_url":"` + strings.ReplaceAll(spaced, "/", `\/`) + `"}`
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(append([]string{textBlock(t, text)}, blocks...)...), convert.Source{Server: "s"})
+	for _, v := range views(t, ct) {
+		if strings.Contains(v, "NEVER-SIG") || strings.Contains(v, "vault.example") {
+			t.Errorf("S2: an escaped text past the bound of the splitting-uri search shows the never uri:\n%.300s", v)
+		}
+	}
+}
+
+// TestNeverAfterReadingBudget pins S2 for the readings budget the texts of
+// a content share: once an earlier text has used it up, a never uri a
+// later text writes out is withheld, whether this content calls it never
+// or an earlier one marked it.
+func TestNeverAfterReadingBudget(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 4<<20-64; i++ {
+		b.WriteString("xhttp://a.b/%41." + strconv.Itoa(i) + ".a.a. ")
+	}
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	for _, later := range []string{"see " + neverURI + " now", `{"uri":"` + neverURI + `"}`} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		assertHidden(t, c.Ingest(t.Context(), raws(textBlock(t, b.String()), textBlock(t, later), never), convert.Source{Server: "s"}),
+			"S2 a later text after the readings budget")
+		c = mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		c.Ingest(t.Context(), raws(never), convert.Source{Server: "s"})
+		assertHidden(t, c.Ingest(t.Context(), raws(textBlock(t, b.String()), textBlock(t, later)), convert.Source{Server: "s"}),
+			"N7 a later text after the readings budget, marked before")
 	}
 }

@@ -43,12 +43,16 @@ const (
 	textDepthMax  = 64
 	textObjectMax = 1 << 14
 	textMarkMax   = 256
-	// textReadingMax bounds the readings of bare uris (each with its
-	// canonical form, see bareReadings) one text keeps for the views: a
-	// text of short uris each ending in punctuation made ingesting
-	// allocate a hundred times the text, and take 0.9 s for 4 MiB
-	// (TestBareReadingsBounded).
-	textReadingMax = 1 << 14
+	// textReadingMax bounds the readings of bare uris (see bareReadings)
+	// a content's texts take between them, and textKeyMax those of them
+	// whose canonical form had to be made anew rather than being the
+	// reading itself: a text of short uris each ending in punctuation
+	// made ingesting allocate a hundred times the text, and take 0.9 s
+	// for 4 MiB (TestBareReadingsBounded). A listing of ordinary uris,
+	// about ten readings each and nearly all canonical already, takes
+	// more than ten thousand before it meets a bound.
+	textReadingMax = 1 << 17
+	textKeyMax     = 1 << 14
 )
 
 // withheldURI replaces, in a text the views show, the JSON string of a uri
@@ -90,13 +94,12 @@ const bareCandidatesMax = 16
 // bracket or the next scheme, wherever it stands (in prose, under another
 // key, in JSON the reading does not reach). The views then withhold a
 // never uri there too. It reads the first textScanMax bytes of the text
-// and keeps at most textObjectMax bare spans, and at most *left readings
-// of them, which it takes from *left: the content's texts share
-// textReadingMax. When the text goes on past a bound and the rest names a
-// uri, or a uri runs across the end of what is read, a last span covers
-// the rest from there.
-func withBareURIs(text string, spans []uriSpan, left *int) []uriSpan {
-	if !strings.Contains(text, "://") {
+// and keeps at most textObjectMax bare spans, and their readings while
+// left, the budget the content's texts share, allows. When the text goes
+// on past a bound and the rest names a uri, or a uri runs across the end
+// of what is read, a last span covers the rest from there.
+func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
+	if !hasSep(text) {
 		return spans
 	}
 	scan := text
@@ -105,17 +108,17 @@ func withBareURIs(text string, spans []uriSpan, left *int) []uriSpan {
 	}
 	var out []uriSpan
 	j, from, bare := 0, 0, 0
+	sep := newSeps(scan)
 	for {
-		k := strings.Index(scan[from:], "://")
+		k, n := sep.next(from)
 		if k < 0 {
 			break
 		}
-		k += from
 		start := schemeStart(scan, k, from)
-		end := bareEnd(scan, k+len("://"))
+		end := bareEnd(scan, k+n)
 		from = end
 		if start == k {
-			from = k + len("://")
+			from = k + n
 			continue // no scheme before the "://"
 		}
 		for j < len(spans) && spans[j].end <= start {
@@ -132,33 +135,59 @@ func withBareURIs(text string, spans []uriSpan, left *int) []uriSpan {
 		}
 		uri := scan[start:end]
 		alts := bareReadings(uri, k-start)
-		if bare == textObjectMax || 1+len(alts) > *left {
+		if bare == textObjectMax || !left.take(1+len(alts)) {
 			return append(out, restSpan(text, start))
 		}
 		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
 		if len(uri) <= maxURIBytes {
 			sp.key = uriform.Canonical(uri)
+			left.keep(uri, sp.key)
 		}
 		for _, alt := range alts {
-			sp.altKeys = append(sp.altKeys, uriform.Canonical(alt))
+			key := uriform.Canonical(alt)
+			sp.altKeys = append(sp.altKeys, key)
+			left.keep(alt, key)
 		}
 		out = append(out, sp)
 		bare++
-		*left -= 1 + len(alts)
 	}
 	out = append(out, spans[j:]...)
 	if len(text) > len(scan) {
-		// A "://" across the end of what is read starts the rest at its
-		// scheme; one past it, at the end of what is read.
-		if k := strings.Index(text[len(scan)-min(2, len(scan)):], "://"); k >= 0 && k < min(2, len(scan)) {
-			k += len(scan) - min(2, len(scan))
+		// A separator across the end of what is read starts the rest at
+		// its scheme; one past it, at the end of what is read.
+		edge := len(scan) - min(len(escapedSep)-1, len(scan))
+		if k, _ := nextSep(text[:min(len(text), len(scan)+len(escapedSep)-1)], edge); k >= 0 && k < len(scan) {
 			return append(out, restSpan(text, schemeStart(text, k, from)))
 		}
-		if strings.Contains(text[len(scan):], "://") {
+		if hasSep(text[len(scan):]) {
 			out = append(out, restSpan(text, len(scan)))
 		}
 	}
 	return out
+}
+
+// readingBudget is what is left of the bare readings a content's texts may
+// take (see textReadingMax), and of the canonical forms made anew.
+type readingBudget struct{ readings, keys int }
+
+func newReadingBudget() readingBudget {
+	return readingBudget{readings: textReadingMax, keys: textKeyMax}
+}
+
+// take reports whether n more readings fit, and takes them if so.
+func (b *readingBudget) take(n int) bool {
+	if n > b.readings || b.keys <= 0 {
+		return false
+	}
+	b.readings -= n
+	return true
+}
+
+// keep counts key, the canonical form of reading r, when it was made anew.
+func (b *readingBudget) keep(r, key string) {
+	if key != r {
+		b.keys--
+	}
 }
 
 // maxURIBytes is the longest a uri within the schema's bound can be in
@@ -172,6 +201,53 @@ func restSpan(text string, start int) uriSpan {
 		start--
 	}
 	return uriSpan{start: start, end: len(text), rest: true}
+}
+
+// escapedSep is "://" as a JSON string with its slashes escaped writes it
+// (PHP's json_encode does by default). The bare reading takes it for
+// "://", and its readings decode the escapes.
+const escapedSep = `:\/\/`
+
+// seps finds the separators of a text in order. It remembers where the
+// next of each kind is, so that walking a text from start to end costs
+// one pass for each kind, not one per uri.
+type seps struct {
+	s          string
+	plain, esc int // offsets of the next of each kind at or after the last from; len(s) for none
+	at         int // the last from
+}
+
+func newSeps(s string) *seps { return &seps{s: s, plain: -1, esc: -1} }
+
+// next returns the offset, at or after from, of the first "://" or
+// escapedSep, and its length; -1 when there is none. Successive calls
+// must not go back.
+func (f *seps) next(from int) (k, n int) {
+	find := func(cached int, sep string) int {
+		if cached >= from && (cached < len(f.s) || cached == len(f.s) && f.at <= from) {
+			return cached
+		}
+		if i := strings.Index(f.s[from:], sep); i >= 0 {
+			return from + i
+		}
+		return len(f.s)
+	}
+	f.plain, f.esc, f.at = find(f.plain, "://"), find(f.esc, escapedSep), from
+	switch {
+	case f.plain == len(f.s) && f.esc == len(f.s):
+		return -1, 0
+	case f.esc < f.plain:
+		return f.esc, len(escapedSep)
+	}
+	return f.plain, len("://")
+}
+
+// nextSep is one call of [seps.next], for a single search.
+func nextSep(s string, from int) (k, n int) { return newSeps(s).next(from) }
+
+// hasSep reports whether s holds a "://" or an escapedSep.
+func hasSep(s string) bool {
+	return strings.Contains(s, "://") || strings.Contains(s, escapedSep)
 }
 
 // bareEnd returns where a bare uri whose "://" ends at i stops: at white
@@ -191,7 +267,7 @@ func bareEnd(text string, i int) int {
 		if strings.IndexByte(" \t\n\r\v\f\"`<>", c) >= 0 {
 			return i
 		}
-		if c == ':' && strings.HasPrefix(text[i:], "://") {
+		if c == ':' && (strings.HasPrefix(text[i:], "://") || strings.HasPrefix(text[i:], escapedSep)) {
 			// Another uri begins: this one ends before its scheme.
 			return schemeStart(text, i, 0)
 		}
@@ -210,7 +286,9 @@ func bareEnd(text string, i int) int {
 // it. Readings longer than any uri a never can name are left out.
 func bareReadings(u string, k int) []string {
 	var out []string
-	add := func(r string) {
+	// add keeps reading r, whose scheme is k bytes long, when more than its
+	// scheme and "://" and no longer than a never can name.
+	add := func(r string, k int) {
 		if len(r) > k+len("://") && len(r) <= maxURIBytes && r != u && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
@@ -230,16 +308,16 @@ func bareReadings(u string, k int) []string {
 		}
 	}
 	for _, b := range bases {
-		add(b)
+		add(b, k)
 	}
 	for _, p := range cuts {
-		add(u[:p])
+		add(u[:p], k)
 	}
 	scheme := strings.ToLower(u[:k])
 	for _, s := range []string{"https", "http"} {
 		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
 			for _, r := range append([]string{u}, out...) {
-				add(r[k-len(s):])
+				add(r[k-len(s):], len(s))
 			}
 			break
 		}
