@@ -49,13 +49,14 @@
 // What it does not reach: it fetches nothing and stores nothing, and it
 // does not know whether a fetch would succeed unless the host wires
 // [Policy.Refusal] to its fetcher. In a text it recognizes a uri by its
-// scheme and "://" (also written with escaped slashes, as JSON may), or
-// as a JSON "uri" member: a never uri a text writes without its scheme
+// scheme and "://" (also with its slashes escaped, as JSON may write
+// them, in a string nested up to three deep), wherever it stands, a JSON
+// "uri" member included: a never uri a text writes without its scheme
 // stays as written. A uri that holds white space, a quote, an angle
 // bracket or another URL, or that starts with more than a scheme before
 // its "://" (as "jar:https://" does), is recognized in a text only as
-// written by a block of the same content, raw or JSON-escaped the ways
-// common encoders escape, in any ASCII letter case; written out by a later content that has no block naming it, it
+// written by a block of the same content, raw or JSON-escaped as the
+// encoders of Go, Python, PHP and Gson escape, in any ASCII letter case; written out by a later content that has no block naming it, it
 // shows in pieces, and a never or mark on it withholds only a piece that
 // is a uri of its own. Of a text too long, or naming too many uris, to be
 // checked whole, the part past the checked one is withheld when it names

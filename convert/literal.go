@@ -21,7 +21,7 @@ import (
 // letter case or another, raw or as the contents of a JSON string.
 
 // literalMax bounds the spellings a content's texts are searched for (a
-// uri has up to nine; most have two or three). A
+// uri has up to thirteen; most have three or four). A
 // content that names more splitting uris than their spellings fill has
 // the part of each text from its first uri on withheld, as a text past the
 // reading's bounds has (see restSpan).
@@ -73,9 +73,9 @@ func splits(uri string) bool {
 
 // spellings returns uri as a text may write it: raw, and as the contents
 // of a JSON string the way common encoders write one: with or without
-// escapes of <, > and & (Go's and most others'), of every non-ASCII
-// character (Python's default) and of every slash (PHP's default), in
-// each combination.
+// escapes of <, > and & (Go's), of those and of = and ' (Gson's), of every
+// non-ASCII character (Python's default) and of every slash (PHP's
+// default), in each combination.
 func spellings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -92,14 +92,21 @@ func spellings(uri string) []string {
 			return out
 		}
 		s := strings.TrimSuffix(b.String(), "\n")
-		escaped = append(escaped, s[1:len(s)-1], asciiEscaped(s[1:len(s)-1]))
+		escaped = append(escaped, s[1:len(s)-1])
 	}
+	escaped = append(escaped, gsonEscapes.Replace(escaped[1]))
 	for _, s := range escaped {
-		add(s)
-		add(strings.ReplaceAll(s, "/", `\/`))
+		for _, t := range []string{s, asciiEscaped(s)} {
+			add(t)
+			add(strings.ReplaceAll(t, "/", `\/`))
+		}
 	}
 	return out
 }
+
+// gsonEscapes are the characters Gson, Java's common encoder, escapes in a
+// JSON string by default, beyond those every encoder escapes.
+var gsonEscapes = strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "=", `\u003d`, "'", `\u0027`)
 
 // asciiEscaped writes each non-ASCII character of the JSON string
 // contents s as a \u escape (two for one past the Basic Multilingual

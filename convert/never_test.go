@@ -528,6 +528,11 @@ func TestNeverURIInAnyText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	goAround, err := json.Marshal(map[string]string{"result": phpJSON(t, map[string]string{"url": neverURI})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goAroundPHP := string(goAround)
 	tests := []struct{ name, text, uri string }{
 		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65), ""},
 		{"json-lines", `{"id":1}` + "\n" + `{"uri":"` + neverURI + `"}`, ""},
@@ -556,6 +561,16 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"escaped-slashes", `{"download_url":"` + strings.ReplaceAll(neverURI, "/", `\/`) + `"}`, ""},
 		// A word glued before the scheme, longer than the rest of the uri.
 		{"glued-long-word", "token " + strings.Repeat("0123456789abcdef", 4) + neverURI + " end", ""},
+		// JSON with escaped slashes inside a JSON string, as PHP or Go
+		// writes it around PHP's.
+		{"double-encoded-escaped-slashes", phpJSON(t, map[string]string{"result": phpJSON(t, map[string]string{"url": neverURI})}), ""},
+		{"go-around-escaped-slashes", goAroundPHP, ""},
+		// A "uri" member that holds more than the uri.
+		{"uri-member-with-prose", `{"uri":"see ` + neverURI + `"}`, ""},
+		{"uri-member-two-uris", `{"uri":"https://mirror.example/a ` + neverURI + `"}`, ""},
+		// Prose with no spaces runs on past the uri, with a cut at every
+		// change of script.
+		{"cjk-no-spaces", "下载地址：" + neverURI + "，有效期1小时，大小3MB，格式WAV，采样率48kHz，位深24bit，声道2个，时长3分钟，编号A1，版本2，作者Bob，日期2026年1月2日，备注x，状态ok，类型mix，来源vst，语言zh，格式2，编码utf8，质量hi。", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -716,6 +731,9 @@ func TestSplittingNeverURIInText(t *testing.T) {
 		// escaped slashes beside an escaped ampersand.
 		{"php-raw-letters", umlaut, `{"u":"` + strings.ReplaceAll(umlaut, "/", `\/`) + `"}`},
 		{"escaped-slashes-and-ampersand", ampersand, `{"u":"` + strings.ReplaceAll(strings.ReplaceAll(ampersand, "/", `\/`), "&", `\u0026`) + `"}`},
+		// Gson escapes = and ' as well.
+		{"gson", spaced, `{"download_url":"` + strings.ReplaceAll(spaced, "=", `\u003d`) + `"}`},
+		{"gson-nested", nested, `{"u":"` + strings.NewReplacer("=", `\u003d`, "&", `\u0026`).Replace(nested) + `"}`},
 		// The bare reading starts at the scheme right before "://".
 		{"jar-scheme", "jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG", "open jar:https://vault.example/app.jar!/take.wav?sig=NEVER-SIG now"},
 		{"blob-scheme", "blob:https://vault.example/NEVER-SIG", "see blob:https://vault.example/NEVER-SIG"},
@@ -878,4 +896,15 @@ func TestNeverAfterReadingBudget(t *testing.T) {
 		assertHidden(t, c.Ingest(t.Context(), raws(textBlock(t, b.String()), textBlock(t, later)), convert.Source{Server: "s"}),
 			"N7 a later text after the readings budget, marked before")
 	}
+}
+
+// phpJSON encodes v as PHP's json_encode does by default: every slash
+// escaped.
+func phpJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "/", `\/`)
 }

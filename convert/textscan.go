@@ -85,8 +85,12 @@ type uriSpan struct {
 	rest bool
 }
 
-// bareCandidatesMax bounds how many readings of one bare uri are kept.
-const bareCandidatesMax = 16
+// bareCandidatesMax bounds how many cuts of one bare uri are read from its
+// end, and bareFirstCuts how many from its start.
+const (
+	bareCandidatesMax = 16
+	bareFirstCuts     = 4
+)
 
 // withBareURIs adds to spans, the "uri" members of a text's JSON in text
 // order, a bare span for each uri the text writes out elsewhere: a scheme
@@ -106,8 +110,11 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 	if len(scan) > textScanMax {
 		scan = scan[:textScanMax]
 	}
-	var out []uriSpan
-	j, from, bare := 0, 0, 0
+	// The bare spans are merged with the "uri" members at the end: a
+	// member may hold more than its uri ("see https://…", two uris), and
+	// its own reading is of the whole string.
+	var bare []uriSpan
+	from := 0
 	sep := newSeps(scan)
 	for {
 		k, n := sep.next(from)
@@ -121,22 +128,15 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			from = k + n
 			continue // no scheme before the "://"
 		}
-		for j < len(spans) && spans[j].end <= start {
-			out = append(out, spans[j])
-			j++
-		}
-		if j < len(spans) && spans[j].start < end {
-			continue // within a "uri" member, which its own span covers
-		}
 		if end == len(scan) && len(text) > len(scan) {
 			// The uri goes on past what is read: what a never names is
 			// not known.
-			return append(out, restSpan(text, start))
+			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		uri := scan[start:end]
 		alts := bareReadings(uri, k-start)
-		if bare == textObjectMax || !left.take(1+len(alts)) {
-			return append(out, restSpan(text, start))
+		if len(bare) == textObjectMax || !left.take(1+len(alts)) {
+			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
 		if len(uri) <= maxURIBytes {
@@ -148,22 +148,19 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			sp.altKeys = append(sp.altKeys, key)
 			left.keep(alt, key)
 		}
-		out = append(out, sp)
-		bare++
+		bare = append(bare, sp)
 	}
-	out = append(out, spans[j:]...)
 	if len(text) > len(scan) {
 		// A separator across the end of what is read starts the rest at
 		// its scheme; one past it, at the end of what is read.
-		edge := len(scan) - min(len(escapedSep)-1, len(scan))
-		if k, _ := nextSep(text[:min(len(text), len(scan)+len(escapedSep)-1)], edge); k >= 0 && k < len(scan) {
-			return append(out, restSpan(text, schemeStart(text, k, from)))
-		}
-		if hasSep(text[len(scan):]) {
-			out = append(out, restSpan(text, len(scan)))
+		edge := len(scan) - min(sepMaxLen-1, len(scan))
+		if k, _ := nextSep(text[:min(len(text), len(scan)+sepMaxLen-1)], edge); k >= 0 && k < len(scan) {
+			bare = append(bare, restSpan(text, schemeStart(text, k, from)))
+		} else if hasSep(text[len(scan):]) {
+			bare = append(bare, restSpan(text, len(scan)))
 		}
 	}
-	return out
+	return mergeSpans(spans, bare)
 }
 
 // readingBudget is what is left of the bare readings a content's texts may
@@ -203,41 +200,103 @@ func restSpan(text string, start int) uriSpan {
 	return uriSpan{start: start, end: len(text), rest: true}
 }
 
-// escapedSep is "://" as a JSON string with its slashes escaped writes it
-// (PHP's json_encode does by default). The bare reading takes it for
-// "://", and its readings decode the escapes.
-const escapedSep = `:\/\/`
+// A separator is "://", or ":" and two slashes each escaped by a run of
+// backslashes, as JSON writes "://" with its slashes escaped (PHP's
+// json_encode does so by default), once or nested in another JSON string.
+// The bare reading takes it for "://", and its readings decode the
+// escapes.
+
+// sepEscMax bounds the backslashes before each slash of an escaped
+// separator: three levels of nested JSON take seven.
+const sepEscMax = 15
+
+// sepMaxLen is the longest a separator can be.
+const sepMaxLen = 1 + 2*(sepEscMax+1)
+
+// sepLen returns the length of the separator at offset i of s, or 0 when
+// none starts there.
+func sepLen(s string, i int) int {
+	if i >= len(s) || s[i] != ':' {
+		return 0
+	}
+	j := i + 1
+	for range 2 {
+		n := 0
+		for j < len(s) && s[j] == '\\' && n <= sepEscMax {
+			j++
+			n++
+		}
+		if n > sepEscMax || j >= len(s) || s[j] != '/' {
+			return 0
+		}
+		j++
+	}
+	return j - i
+}
 
 // seps finds the separators of a text in order. It remembers where the
-// next of each kind is, so that walking a text from start to end costs
-// one pass for each kind, not one per uri.
+// next of each kind (plain, escaped) is, so that walking a text from start
+// to end costs one pass for each kind, not one per uri.
 type seps struct {
 	s          string
-	plain, esc int // offsets of the next of each kind at or after the last from; len(s) for none
+	plain, esc int // offsets of the next of each kind at or after at; len(s) for none
 	at         int // the last from
 }
 
 func newSeps(s string) *seps { return &seps{s: s, plain: -1, esc: -1} }
 
-// next returns the offset, at or after from, of the first "://" or
-// escapedSep, and its length; -1 when there is none. Successive calls
-// must not go back.
+// next returns the offset, at or after from, of the first separator, and
+// its length; -1 when there is none. Successive calls must not go back.
 func (f *seps) next(from int) (k, n int) {
-	find := func(cached int, sep string) int {
-		if cached >= from && (cached < len(f.s) || cached == len(f.s) && f.at <= from) {
-			return cached
-		}
-		if i := strings.Index(f.s[from:], sep); i >= 0 {
-			return from + i
-		}
-		return len(f.s)
+	fresh := func(cached int) bool {
+		return cached >= from && (cached < len(f.s) || f.at <= from)
 	}
-	f.plain, f.esc, f.at = find(f.plain, "://"), find(f.esc, escapedSep), from
+	if !fresh(f.plain) {
+		f.plain = len(f.s)
+		if i := strings.Index(f.s[from:], "://"); i >= 0 {
+			f.plain = from + i
+		}
+	}
+	if !fresh(f.esc) {
+		// An escaped separator starts ":\" or, escaping its second slash
+		// only, ":/\"; both are rare outside one.
+		f.esc = len(f.s)
+		starts := [2]string{`:\`, `:/\`}
+		var at [2]int // the next offset of each start at or after i
+		for x, start := range starts {
+			at[x] = strings.Index(f.s[from:], start)
+			if at[x] >= 0 {
+				at[x] += from
+			} else {
+				at[x] = len(f.s)
+			}
+		}
+		for {
+			c := min(at[0], at[1])
+			if c == len(f.s) {
+				break
+			}
+			if sepLen(f.s, c) > 0 {
+				f.esc = c
+				break
+			}
+			for x, start := range starts {
+				if at[x] == c {
+					if j := strings.Index(f.s[c+1:], start); j >= 0 {
+						at[x] = c + 1 + j
+					} else {
+						at[x] = len(f.s)
+					}
+				}
+			}
+		}
+	}
+	f.at = from
 	switch {
 	case f.plain == len(f.s) && f.esc == len(f.s):
 		return -1, 0
 	case f.esc < f.plain:
-		return f.esc, len(escapedSep)
+		return f.esc, sepLen(f.s, f.esc)
 	}
 	return f.plain, len("://")
 }
@@ -245,9 +304,10 @@ func (f *seps) next(from int) (k, n int) {
 // nextSep is one call of [seps.next], for a single search.
 func nextSep(s string, from int) (k, n int) { return newSeps(s).next(from) }
 
-// hasSep reports whether s holds a "://" or an escapedSep.
+// hasSep reports whether s holds a separator.
 func hasSep(s string) bool {
-	return strings.Contains(s, "://") || strings.Contains(s, escapedSep)
+	k, _ := nextSep(s, 0)
+	return k >= 0
 }
 
 // bareEnd returns where a bare uri whose "://" ends at i stops: at white
@@ -267,7 +327,7 @@ func bareEnd(text string, i int) int {
 		if strings.IndexByte(" \t\n\r\v\f\"`<>", c) >= 0 {
 			return i
 		}
-		if c == ':' && (strings.HasPrefix(text[i:], "://") || strings.HasPrefix(text[i:], escapedSep)) {
+		if c == ':' && sepLen(text, i) > 0 {
 			// Another uri begins: this one ends before its scheme.
 			return schemeStart(text, i, 0)
 		}
@@ -280,10 +340,11 @@ func bareEnd(text string, i int) int {
 // is at offset k. Prose, markup and escaping put characters right after
 // a uri that a uri may also hold (a period, a parenthesis, "**", "&gt;",
 // an apostrophe, a backslash of an escape), so besides u itself it reads
-// u up to each such character, the last bareCandidatesMax of them; u with
-// JSON's escapes decoded, when it holds one; and each of these from the
-// "http" or "https" that ends its scheme, when other letters come before
-// it. Readings longer than any uri a never can name are left out.
+// u up to each such character, the last bareCandidatesMax of them and the
+// first bareFirstCuts; each of these with JSON's escapes decoded, up to
+// three times over, when it holds one; and each reading from the "http"
+// or "https" that ends its scheme, when other letters come before it.
+// Readings longer than any uri a never can name are left out.
 func bareReadings(u string, k int) []string {
 	var out []string
 	// add keeps reading r, whose scheme is k bytes long, when more than its
@@ -293,25 +354,47 @@ func bareReadings(u string, k int) []string {
 			out = append(out, r)
 		}
 	}
+	const marks = ".,;:!?'*_|()[]{}&#\\"
+	// isCut reports whether u may end before offset p: at a mark or a
+	// non-ASCII character that follows an ASCII character other than a
+	// mark.
+	isCut := func(p int) bool {
+		c, prev := u[p], u[p-1]
+		if !(c >= utf8.RuneSelf && utf8.RuneStart(c) || strings.IndexByte(marks, c) >= 0) {
+			return false
+		}
+		return prev < utf8.RuneSelf && strings.IndexByte(marks, prev) < 0
+	}
+	// The last cuts, and the first few: prose with no spaces (Chinese,
+	// Japanese) runs on past a uri with a cut at every change of script.
 	var cuts []int
 	for p := len(u) - 1; p > k+len("://") && len(cuts) < bareCandidatesMax; p-- {
-		if c := u[p]; c >= utf8.RuneSelf && utf8.RuneStart(c) || strings.IndexByte(".,;:!?'*_|()[]{}&#\\", c) >= 0 {
-			if prev := u[p-1]; prev < utf8.RuneSelf && strings.IndexByte(".,;:!?'*_|()[]{}&#\\", prev) < 0 {
+		if isCut(p) {
+			cuts = append(cuts, p)
+		}
+	}
+	for p, first := k+len("://")+1, 0; p < len(u) && first < bareFirstCuts; p++ {
+		if isCut(p) {
+			first++
+			if !slices.Contains(cuts, p) {
 				cuts = append(cuts, p)
 			}
 		}
 	}
-	bases := []string{u}
-	if strings.Contains(u, "\\") {
-		if d, ok := unescapeJSON(u); ok {
-			bases = append(bases, d)
-		}
-	}
-	for _, b := range bases {
-		add(b, k)
-	}
+	add(u, k)
 	for _, p := range cuts {
 		add(u[:p], k)
+	}
+	// Each reading with JSON's escapes decoded, as often as a string
+	// nested in JSON strings was escaped.
+	for _, r := range append([]string{u}, out...) {
+		for d, n := r, 0; strings.Contains(d, "\\") && n < 3; n++ {
+			var ok bool
+			if d, ok = unescapeJSON(d); !ok {
+				break
+			}
+			add(d, k)
+		}
 	}
 	scheme := strings.ToLower(u[:k])
 	for _, s := range []string{"https", "http"} {
