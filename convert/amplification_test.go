@@ -181,3 +181,43 @@ func TestOrdinaryListingsShownWhole(t *testing.T) {
 		t.Errorf("a listing of %d ordinary links (%d KiB) lost part of itself or of the text after it", len(items), len(listing)>>10)
 	}
 }
+
+// resourceListing is a tool's JSON listing of n ordinary resources as "uri"
+// members, as Go's encoder writes it (& as \u0026).
+func resourceListing(t testing.TB, n int) string {
+	type item struct {
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		MimeType string `json:"mimeType"`
+	}
+	items := make([]item, n)
+	for i := range items {
+		items[i] = item{
+			URI:      "https://files.example.com/projects/q1_2024/reports/report_" + strconv.Itoa(i) + ".final.v2.pdf?version=3&format=a4",
+			Name:     "report_" + strconv.Itoa(i) + ".final.v2.pdf",
+			MimeType: "application/pdf",
+		}
+	}
+	b, err := json.Marshal(map[string]any{"resources": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestResourceListingShownWhole pins L5 and the other side of S2 for
+// "uri" members: a listing of 10,000 ordinary resources shows whole and
+// unchanged under a large view bound, and ingesting 5,000 of them costs a
+// few allocations per uri, not dozens.
+func TestResourceListingShownWhole(t *testing.T) {
+	text := resourceListing(t, 10000)
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 64 << 20})
+	if h := c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "s", Tool: "t"}).History(); !strings.Contains(h, text) {
+		t.Errorf("a listing of 10,000 ordinary uri members (%d KiB) is not shown whole and unchanged", len(text)>>10)
+	}
+	block := raws(textBlock(t, resourceListing(t, 5000)))
+	allocs := testing.AllocsPerRun(3, func() { c.Ingest(t.Context(), block, convert.Source{Server: "s", Tool: "t"}) })
+	if allocs > 10*5000 {
+		t.Errorf("L5: ingesting 5,000 ordinary uri members made %.1f allocations per uri", allocs/5000)
+	}
+}

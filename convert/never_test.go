@@ -533,6 +533,12 @@ func TestNeverURIInAnyText(t *testing.T) {
 		t.Fatal(err)
 	}
 	goAroundPHP := string(goAround)
+	const cjkProse = "，有效期1小时，大小3MB，格式WAV，采样率48kHz，位深24bit，声道2个，时长3分钟，编号A1，版本2，作者Bob，日期2026年1月2日，备注x，状态ok，类型mix，来源vst，语言zh，格式2，编码utf8，质量hi。"
+	cjkURIs := []string{
+		"https://cdn.vault.example/take.wav?sig=NEVER-SIG",
+		"https://vault.example/v1.2/take.wav?sig=NEVER-SIG",
+		"https://vault.example/my_take.wav?sig=NEVER-SIG",
+	}
 	tests := []struct{ name, text, uri string }{
 		{"depth-65", strings.Repeat("[", 65) + `{"uri":"` + neverURI + `"}` + strings.Repeat("]", 65), ""},
 		{"json-lines", `{"id":1}` + "\n" + `{"uri":"` + neverURI + `"}`, ""},
@@ -571,6 +577,10 @@ func TestNeverURIInAnyText(t *testing.T) {
 		// Prose with no spaces runs on past the uri, with a cut at every
 		// change of script.
 		{"cjk-no-spaces", "下载地址：" + neverURI + "，有效期1小时，大小3MB，格式WAV，采样率48kHz，位深24bit，声道2个，时长3分钟，编号A1，版本2，作者Bob，日期2026年1月2日，备注x，状态ok，类型mix，来源vst，语言zh，格式2，编码utf8，质量hi。", ""},
+		// The same with more marks in the uri than the first cuts reach.
+		{"cjk-subdomain", "下载地址：" + cjkURIs[0] + cjkProse, cjkURIs[0]},
+		{"cjk-path-dot", "下载地址：" + cjkURIs[1] + cjkProse, cjkURIs[1]},
+		{"cjk-underscore", "下载地址：" + cjkURIs[2] + cjkProse, cjkURIs[2]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -905,4 +915,16 @@ func phpJSON(t *testing.T, v any) string {
 func showsSecret(t *testing.T, ct *convert.Content) bool {
 	t.Helper()
 	return slices.ContainsFunc(views(t, ct), func(v string) bool { return strings.Contains(v, "NEVER-SIG") })
+}
+
+// TestURIMemberExtendingNeverShown pins the other side of S2 for a JSON
+// "uri" member: a member whose whole value is another uri, one that only
+// starts like a never uri (guide.html against guide), is shown as it is.
+func TestURIMemberExtendingNeverShown(t *testing.T) {
+	never := `{"type":"resource","uri":"https://docs.example/guide","disposition":"never"}`
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(never, textBlock(t, `[{"uri":"https://docs.example/guide.html","name":"Guide"}]`)), convert.Source{Server: "s", Tool: "t"})
+	if h := ct.History(); !strings.Contains(h, `"https://docs.example/guide.html"`) {
+		t.Errorf("a uri member naming another uri is withheld:\n%s", h)
+	}
 }

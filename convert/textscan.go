@@ -112,9 +112,10 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 	}
 	// The bare spans are merged with the "uri" members at the end: a
 	// member may hold more than its uri ("see https://…", two uris), and
-	// its own reading is of the whole string.
+	// its own reading is of the whole string. A bare uri that is a
+	// member's whole value is left to the member.
 	var bare []uriSpan
-	from := 0
+	j, from := 0, 0 // j: the first member that does not end before the uri
 	sep := newSeps(scan)
 	for {
 		k, n := sep.next(from)
@@ -127,6 +128,12 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		if start == k {
 			from = k + n
 			continue // no scheme before the "://"
+		}
+		for j < len(spans) && spans[j].end <= start {
+			j++
+		}
+		if j < len(spans) && spans[j].start+1 == start && spans[j].end-1 == end && !spans[j].rest {
+			continue // a "uri" member's whole value, which its own span reads
 		}
 		if end == len(scan) && len(text) > len(scan) {
 			// The uri goes on past what is read: what a never names is
@@ -239,11 +246,24 @@ func sepLen(s string, i int) int {
 // to end costs one pass for each kind, not one per uri.
 type seps struct {
 	s          string
-	plain, esc int // offsets of the next of each kind at or after at; len(s) for none
-	at         int // the last from
+	plain, esc int    // offsets of the next of each kind at or after at; len(s) for none
+	starts     [2]int // offsets of the next ":\" and ":/\", the ways an escaped one starts
+	at         int    // the last from
+	scanned    int    // bytes the searches so far went through (TestSepsLinear)
 }
 
-func newSeps(s string) *seps { return &seps{s: s, plain: -1, esc: -1} }
+// index is strings.Index(f.s[i:], sep) as an offset in f.s, or len(f.s),
+// counting the bytes it goes through.
+func (f *seps) index(i int, sep string) int {
+	if j := strings.Index(f.s[i:], sep); j >= 0 {
+		f.scanned += j + len(sep)
+		return i + j
+	}
+	f.scanned += len(f.s) - i
+	return len(f.s)
+}
+
+func newSeps(s string) *seps { return &seps{s: s, plain: -1, esc: -1, starts: [2]int{-1, -1}} }
 
 // next returns the offset, at or after from, of the first separator, and
 // its length; -1 when there is none. Successive calls must not go back.
@@ -252,41 +272,28 @@ func (f *seps) next(from int) (k, n int) {
 		return cached >= from && (cached < len(f.s) || f.at <= from)
 	}
 	if !fresh(f.plain) {
-		f.plain = len(f.s)
-		if i := strings.Index(f.s[from:], "://"); i >= 0 {
-			f.plain = from + i
-		}
+		f.plain = f.index(from, "://")
 	}
 	if !fresh(f.esc) {
 		// An escaped separator starts ":\" or, escaping its second slash
-		// only, ":/\"; both are rare outside one.
-		f.esc = len(f.s)
+		// only, ":/\"; both are rare outside one. Where each occurs next
+		// is remembered too, so each is searched for once per text.
 		starts := [2]string{`:\`, `:/\`}
-		var at [2]int // the next offset of each start at or after i
-		for x, start := range starts {
-			at[x] = strings.Index(f.s[from:], start)
-			if at[x] >= 0 {
-				at[x] += from
-			} else {
-				at[x] = len(f.s)
+		seek := func(x, i int) { f.starts[x] = f.index(i, starts[x]) }
+		for x := range starts {
+			if !fresh(f.starts[x]) {
+				seek(x, from)
 			}
 		}
 		for {
-			c := min(at[0], at[1])
-			if c == len(f.s) {
-				break
-			}
-			if sepLen(f.s, c) > 0 {
+			c := min(f.starts[0], f.starts[1])
+			if c == len(f.s) || sepLen(f.s, c) > 0 {
 				f.esc = c
 				break
 			}
-			for x, start := range starts {
-				if at[x] == c {
-					if j := strings.Index(f.s[c+1:], start); j >= 0 {
-						at[x] = c + 1 + j
-					} else {
-						at[x] = len(f.s)
-					}
+			for x := range starts {
+				if f.starts[x] == c {
+					seek(x, c+1)
 				}
 			}
 		}
@@ -379,6 +386,16 @@ func bareReadings(u string, k int) []string {
 			if !slices.Contains(cuts, p) {
 				cuts = append(cuts, p)
 			}
+		}
+	}
+	// And the first change from ASCII to another script, where such prose
+	// most likely meets the uri.
+	for p := k + len("://") + 1; p < len(u); p++ {
+		if u[p] >= utf8.RuneSelf {
+			if isCut(p) && !slices.Contains(cuts, p) {
+				cuts = append(cuts, p)
+			}
+			break
 		}
 	}
 	add(u, k)
