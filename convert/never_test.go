@@ -3,6 +3,7 @@ package convert_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -571,6 +572,11 @@ func TestNeverURIInAnyText(t *testing.T) {
 		// writes it around PHP's.
 		{"double-encoded-escaped-slashes", phpJSON(t, map[string]string{"result": phpJSON(t, map[string]string{"url": neverURI})}), ""},
 		{"go-around-escaped-slashes", goAroundPHP, ""},
+		// A "uri" member whose whole value is the uri escaped twice, or
+		// glued to a word, which one decoding of the member does not undo.
+		{"uri-member-escaped-twice", `{"uri":"` + strings.ReplaceAll(neverURI, "/", `\\/`) + `"}`, ""},
+		{"uri-member-ampersand-escaped-twice", `{"uri":"` + strings.ReplaceAll(amp, "&", `\\u0026`) + `"}`, amp},
+		{"uri-member-glued", `{"uri":"download` + neverURI + `"}`, ""},
 		// A "uri" member that holds more than the uri.
 		{"uri-member-with-prose", `{"uri":"see ` + neverURI + `"}`, ""},
 		{"uri-member-two-uris", `{"uri":"https://mirror.example/a ` + neverURI + `"}`, ""},
@@ -926,5 +932,24 @@ func TestURIMemberExtendingNeverShown(t *testing.T) {
 	ct := c.Ingest(t.Context(), raws(never, textBlock(t, `[{"uri":"https://docs.example/guide.html","name":"Guide"}]`)), convert.Source{Server: "s", Tool: "t"})
 	if h := ct.History(); !strings.Contains(h, `"https://docs.example/guide.html"`) {
 		t.Errorf("a uri member naming another uri is withheld:\n%s", h)
+	}
+}
+
+// downStore is a mark store that cannot be read or written.
+type downStore struct{}
+
+func (downStore) Mark(context.Context, string, string) error { return errors.New("mark store down") }
+func (downStore) Marked(context.Context, string) (bool, error) {
+	return false, errors.New("mark store down")
+}
+
+// TestStoreOutageWithholdsTextURI pins N7's failure rule for texts: while
+// the mark store cannot be read, a uri a text writes out counts as marked,
+// as a reference or an embedded resource naming it would (S2).
+func TestStoreOutageWithholdsTextURI(t *testing.T) {
+	c := mustConverter(t, mustRegistry(t, refs.Config{Marks: downStore{}}), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, "the take is at "+neverURI)), convert.Source{Server: "s", Tool: "t"})
+	if showsSecret(t, ct) {
+		t.Errorf("S2: a uri in a text shows while the mark store cannot say whether it is marked")
 	}
 }

@@ -132,8 +132,12 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		for j < len(spans) && spans[j].end <= start {
 			j++
 		}
-		if j < len(spans) && spans[j].start+1 == start && spans[j].end-1 == end && !spans[j].rest {
-			continue // a "uri" member's whole value, which its own span reads
+		if j < len(spans) && spans[j].start+1 == start && spans[j].end-1 == end && !spans[j].rest &&
+			!strings.Contains(spans[j].uri, `\`) && !gluedScheme(scan[start:k]) {
+			// A "uri" member's whole value, which the member's own
+			// reading reads as well: it holds no escape left after one
+			// decoding, and no word glued before its scheme.
+			continue
 		}
 		if end == len(scan) && len(text) > len(scan) {
 			// The uri goes on past what is read: what a never names is
@@ -168,6 +172,14 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		}
 	}
 	return mergeSpans(spans, bare)
+}
+
+// gluedScheme reports whether scheme ends in "http" or "https" after
+// other characters, from which bareReadings reads a shorter uri.
+func gluedScheme(scheme string) bool {
+	scheme = strings.ToLower(scheme)
+	return len(scheme) > len("https") && strings.HasSuffix(scheme, "https") ||
+		len(scheme) > len("http") && strings.HasSuffix(scheme, "http")
 }
 
 // readingBudget is what is left of the bare readings a content's texts may

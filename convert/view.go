@@ -52,6 +52,9 @@ type Content struct {
 	// spans holds, per block, the "uri" members of the JSON its text
 	// holds, which the views withhold where a never governs them.
 	spans [][]uriSpan
+	// stored holds the canonical forms of the uris in texts that the
+	// mark store answered marked at ingestion (see askStore).
+	stored map[string]bool
 	// prov is the stubs' provenance line, made once on first use.
 	provOnce sync.Once
 	prov     string
@@ -92,7 +95,7 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now())
 	ct.claims, ct.spans = r.claims, r.spans
-	c.askStore(ctx, &ct.claims, r.spans)
+	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
 		uri := b.Testimony.URI
@@ -389,7 +392,8 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if sp.rest {
 		return true
 	}
-	if ct.claims.neverKey(sp.key) || slices.ContainsFunc(sp.altKeys, ct.claims.neverKey) {
+	said := func(key string) bool { return ct.claims.neverKey(key) || ct.stored[key] }
+	if said(sp.key) || slices.ContainsFunc(sp.altKeys, said) {
 		return true
 	}
 	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
@@ -397,20 +401,27 @@ func (ct *Content) withholds(sp uriSpan) bool {
 
 // askStore asks the registrar's durable mark store (see [MarkReader])
 // about the uris the content's texts name, the first textMarkMax of them
-// that the content does not call never itself. A view renders without a
-// context and asks only the registrar's memory, which learns each mark
-// the store reports; without this question it would not know a mark an
-// earlier process made.
-func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriSpan) {
+// that the content does not call never itself, and returns the canonical
+// forms of those it answered marked: a mark it reported, or a store it
+// could not read, which counts as a mark (the views withhold them). A
+// view renders without a context and asks only the registrar's memory,
+// which learns each mark the store reports, but not a failed read.
+func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriSpan) map[string]bool {
 	m, ok := c.reg.(MarkReader)
 	if !ok {
-		return
+		return nil
 	}
+	var marked map[string]bool
 	asked := 0
 	ask := func(uri, key string) {
 		if key != "" && !claims.neverKey(key) && asked < textMarkMax {
 			asked++
-			m.Marked(ctx, uri)
+			if m.Marked(ctx, uri) {
+				if marked == nil {
+					marked = make(map[string]bool)
+				}
+				marked[key] = true
+			}
 		}
 	}
 	for _, block := range spans {
@@ -421,6 +432,7 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 			}
 		}
 	}
+	return marked
 }
 
 // marked reports whether a server marked uri never, asking the
