@@ -953,3 +953,37 @@ func TestStoreOutageWithholdsTextURI(t *testing.T) {
 		t.Errorf("S2: a uri in a text shows while the mark store cannot say whether it is marked")
 	}
 }
+
+// TestStoredMarkAfterRepeatedURIs pins N7 against a text that repeats one
+// harmless uri many times before the uri a store marked: the store is asked
+// once per uri, not once per mention, so the repeats do not use up the
+// questions the content may ask (S2).
+func TestStoredMarkAfterRepeatedURIs(t *testing.T) {
+	for _, store := range []refs.MarkStore{downStore{}, nil} {
+		var reg *refs.Registry
+		if store == nil {
+			path := filepath.Join(t.TempDir(), "marks")
+			first, err := refs.OpenFileMarks(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := mustRegistry(t, refs.Config{Marks: first}).MarkNever(t.Context(), neverURI, "vst"); !ok {
+				t.Fatal("setup: MarkNever refused")
+			}
+			first.Close()
+			later, err := refs.OpenFileMarks(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { later.Close() })
+			reg = mustRegistry(t, refs.Config{Marks: later}) // a later process
+		} else {
+			reg = mustRegistry(t, refs.Config{Marks: store})
+		}
+		c := mustConverter(t, reg, convert.Policy{})
+		text := strings.Repeat("see https://docs.example/a ", 300) + "the take is at " + neverURI + " now"
+		if showsSecret(t, c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "vst"})) {
+			t.Errorf("N7/S2: a marked uri after 300 mentions of another shows (store %T)", store)
+		}
+	}
+}

@@ -400,10 +400,11 @@ func (ct *Content) withholds(sp uriSpan) bool {
 }
 
 // askStore asks the registrar's durable mark store (see [MarkReader])
-// about the uris the content's texts name, the first textMarkMax of them
-// that the content does not call never itself, and returns the canonical
-// forms of those it answered marked: a mark it reported, or a store it
-// could not read, which counts as a mark (the views withhold them). A
+// about the uris the content's texts name, the first textMarkMax distinct
+// ones that the content does not call never itself, and returns the
+// canonical forms of those it answered marked: a mark it reported, or a
+// store it could not read, which counts as a mark (the views withhold
+// them). A
 // view renders without a context and asks only the registrar's memory,
 // which learns each mark the store reports, but not a failed read.
 func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriSpan) map[string]bool {
@@ -412,10 +413,12 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 		return nil
 	}
 	var marked map[string]bool
-	asked := 0
+	// Each canonical form is asked about once: a text that repeats a uri
+	// does not use up the questions.
+	asked := make(map[string]bool)
 	ask := func(uri, key string) {
-		if key != "" && !claims.neverKey(key) && asked < textMarkMax {
-			asked++
+		if key != "" && !claims.neverKey(key) && !asked[key] && len(asked) < textMarkMax {
+			asked[key] = true
 			if m.Marked(ctx, uri) {
 				if marked == nil {
 					marked = make(map[string]bool)
