@@ -415,9 +415,12 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 	var marked map[string]bool
 	// Each canonical form is asked about once: a text that repeats a uri
 	// does not use up the questions.
-	asked := make(map[string]bool)
+	var asked map[string]bool
 	ask := func(uri, key string) {
 		if key != "" && !claims.neverKey(key) && !asked[key] && len(asked) < textMarkMax {
+			if asked == nil {
+				asked = make(map[string]bool)
+			}
 			asked[key] = true
 			if m.Marked(ctx, uri) {
 				if marked == nil {
