@@ -133,7 +133,7 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			j++
 		}
 		if j < len(spans) && spans[j].start+1 == start && spans[j].end-1 == end && !spans[j].rest &&
-			!strings.Contains(spans[j].uri, `\`) && !gluedScheme(scan[start:k]) {
+			!strings.Contains(spans[j].uri, `\`) && gluedWeb(scan[start:k]) == 0 {
 			// A "uri" member's whole value, which the member's own
 			// reading reads as well: it holds no escape left after one
 			// decoding, and no word glued before its scheme.
@@ -174,12 +174,17 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 	return mergeSpans(spans, bare)
 }
 
-// gluedScheme reports whether scheme ends in "http" or "https" after
-// other characters, from which bareReadings reads a shorter uri.
-func gluedScheme(scheme string) bool {
+// gluedWeb returns the length of the "http" or "https" that scheme ends
+// in after other characters (a word glued before a uri), from which
+// bareReadings reads a shorter uri; 0 when it does not.
+func gluedWeb(scheme string) int {
 	scheme = strings.ToLower(scheme)
-	return len(scheme) > len("https") && strings.HasSuffix(scheme, "https") ||
-		len(scheme) > len("http") && strings.HasSuffix(scheme, "http")
+	for _, s := range []string{"https", "http"} {
+		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
+			return len(s)
+		}
+	}
+	return 0
 }
 
 // readingBudget is what is left of the bare readings a content's texts may
@@ -410,7 +415,6 @@ func bareReadings(u string, k int) []string {
 			break
 		}
 	}
-	add(u, k)
 	for _, p := range cuts {
 		add(u[:p], k)
 	}
@@ -425,13 +429,9 @@ func bareReadings(u string, k int) []string {
 			add(d, k)
 		}
 	}
-	scheme := strings.ToLower(u[:k])
-	for _, s := range []string{"https", "http"} {
-		if len(scheme) > len(s) && strings.HasSuffix(scheme, s) {
-			for _, r := range append([]string{u}, out...) {
-				add(r[k-len(s):], len(s))
-			}
-			break
+	if n := gluedWeb(u[:k]); n > 0 {
+		for _, r := range append([]string{u}, out...) {
+			add(r[k-n:], n)
 		}
 	}
 	return out
