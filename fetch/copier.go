@@ -35,6 +35,9 @@ type copier struct {
 	marked bool
 	// fill is set for a gzip body: see readChunk.
 	fill bool
+	// ahead is the sum of the bytes hashAhead read ahead of the hashing;
+	// it is kept only so that those reads stay in the program.
+	ahead byte
 }
 
 func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {

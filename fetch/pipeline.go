@@ -114,12 +114,14 @@ func (c *copier) stream() *Failure {
 	)
 	go func() {
 		defer close(done)
+		var ahead byte
 		for sp := range r.work {
 			if sp.i < 0 {
+				c.ahead = ahead
 				return
 			}
 			if !skip.Load() {
-				c.h.Write(r.bufs[sp.i][:sp.n])
+				ahead += hashAhead(c.h, r.bufs[sp.i][:sp.n])
 			}
 			r.free <- sp.i
 		}
@@ -130,6 +132,31 @@ func (c *copier) stream() *Failure {
 	<-done
 	putRing(r)
 	return fail
+}
+
+// hashAhead writes p to h a block at a time, and before each block reads
+// one byte of every cache line of the block after it. The chunk was read
+// from the network on another core, and SHA-256 stalls on each line it
+// has to fetch from there; loads that do not depend on the hashing let the
+// processor fetch the next block's lines while it hashes this one. On the
+// 2-core test machine the 64 MiB fetch took 52.6–55.4 ms this way against
+// 62.8–67.5 ms hashing each chunk whole (BenchmarkFetch/64MiB; 512-byte
+// and 2 KiB blocks, and reading two blocks ahead, were slower). It returns
+// the sum of the bytes it read, which the caller keeps so that the loads
+// are not left out.
+func hashAhead(h io.Writer, p []byte) byte {
+	const block = 1 << 10
+	var sum byte
+	for len(p) > block {
+		next := p[block:min(2*block, len(p))]
+		for i := 0; i < len(next); i += 64 {
+			sum += next[i]
+		}
+		h.Write(p[:block])
+		p = p[block:]
+	}
+	h.Write(p)
+	return sum
 }
 
 // copyChunks reads, checks and stores the body chunk by chunk, handing
