@@ -30,7 +30,8 @@ type Store interface {
 
 // Pending is one copy being written. The fetcher calls Write with the
 // decoded bytes in order, then Commit or Abort; after a Commit that
-// failed it calls Abort too.
+// failed it calls Abort too. The calls may come from different goroutines
+// but never overlap: each returns before the next begins.
 type Pending interface {
 	io.Writer
 	// Commit makes the copy visible under its name and returns the path a
