@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcplrefs/refcore/convert"
 )
@@ -38,6 +39,9 @@ type copier struct {
 	// ahead is the sum of the bytes hashAhead read ahead of the hashing;
 	// it is kept only so that those reads stay in the program.
 	ahead byte
+	// failed is set once the reading failed: the copy will be discarded,
+	// so nothing more is hashed or written (see stream).
+	failed atomic.Bool
 }
 
 func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
@@ -108,6 +112,11 @@ func (c *copier) write(chunk []byte) *Failure {
 		}
 		if fail := c.begin(); fail != nil {
 			return fail
+		}
+		if c.stopped() {
+			// Beginning took long enough for the copy to be given up:
+			// the rest of the chunk is not written.
+			return errAbandoned
 		}
 	}
 	if len(chunk) == 0 {

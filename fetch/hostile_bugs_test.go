@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -105,10 +106,16 @@ type abortGateStore struct {
 	*MemoryStore
 	aborting chan struct{}
 	release  chan struct{}
+	// began, if not nil, is closed when the first copy begins.
+	began     chan struct{}
+	beganOnce sync.Once
 }
 
 func (s *abortGateStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
 	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	if s.began != nil {
+		s.beganOnce.Do(func() { close(s.began) })
+	}
 	return &abortGatePending{Pending: p, s: s}, err
 }
 
@@ -128,16 +135,25 @@ func (p *abortGatePending) Abort(ctx context.Context) error {
 // must get the host ceiling's failure, like the flight's own callers;
 // it gets "too large" with a remedy about the budget instead.
 func TestHostileLateJoinerPastCeiling(t *testing.T) {
-	store := &abortGateStore{MemoryStore: NewMemoryStore(), aborting: make(chan struct{}), release: make(chan struct{})}
+	store := &abortGateStore{MemoryStore: NewMemoryStore(), aborting: make(chan struct{}), release: make(chan struct{}),
+		began: make(chan struct{})}
 	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		// The copy begins (and so has something to abort) before the
+		// body passes the ceiling: the store is written on a goroutine
+		// of its own, which may lag behind the reading.
+		w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		select {
+		case <-store.began:
+		case <-r.Context().Done():
+			return
+		}
 		for {
 			if _, err := w.Write(make([]byte, 4096)); err != nil {
 				return
 			}
 		}
 	}, withCeiling(64<<10), withStore(store), func(e *env) { e.mem = store.MemoryStore },
-		// Chunks well under the ceiling, so the copy has begun (and has
-		// something to abort) by the time the ceiling is passed.
 		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
 	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 	first := make(chan error, 1)

@@ -14,23 +14,24 @@ import (
 // progress. Only a chunk that passed every check goes on, in order
 // through a small ring of buffers, to two goroutines of the copy's own:
 // the hasher, since hashing is the one step whose cost is the machine's
-// hashing limit, and the store writer, since writing a file costs about
-// half as much again and on the reading goroutine held up the next read
-// (BenchmarkFetch/64MiB-dirstore: 67–78 ms with the writes on the reading
-// goroutine, 61–65 ms on their own, against 52–53 ms into the discarding
-// store). So the next chunk is read while this one is hashed and stored
+// hashing limit, and the store writer, since writing a file (about 25 ms
+// of CPU per 64 MiB, more than half what hashing costs) held up the next
+// read when the reading goroutine did it (BenchmarkFetch/64MiB-dirstore:
+// 67–78 ms with the writes on the reading goroutine, 61–65 ms on their
+// own, against 52–57 ms into the discarding store). So the next chunk is read while this one is hashed and stored
 // (BenchmarkFetch/64MiB against BenchmarkBaseline/64MiB, which reads and
 // hashes in one goroutine, measures what this pays). A buffer is filled
-// again only once both have given it back. A failed store write stops the
-// reading at its next chunk; the copy is discarded only once the writer
-// has stopped. The digest is taken once the hasher has hashed the last
+// again only once both have given it back. A failed store write ends the
+// request, so the reading stops at once, even on a body that has stalled;
+// the copy is discarded only once the writer has stopped. The digest is taken once the hasher has hashed the last
 // chunk.
 
 // ringBytes is about how much of a download waits between the reader and
-// the hasher: enough to ride out the uneven pace of network reads and of
-// the scheduler, small enough to stay in cache. BenchmarkFetchChunk chose
-// it: in interleaved runs on an idle machine, 1 MiB beat 256 KiB and
-// 512 KiB clearly at every chunk size, and 2 MiB fell back. (A variable
+// the hasher and writer: enough to ride out the uneven pace of network
+// reads and of the scheduler, small enough to stay in cache.
+// BenchmarkFetchChunk chose it: in interleaved runs on an idle machine,
+// 1 MiB beat 256 KiB and 512 KiB clearly at every chunk size, and 2 MiB
+// fell back (so again with the writer on its own goroutine). (A variable
 // only so that the benchmark can try others.)
 var ringBytes = 1 << 20
 
@@ -106,7 +107,7 @@ func fill(r *ring) *ring {
 	return r
 }
 
-// putRing gives r back once the hasher has stopped.
+// putRing gives r back once the hasher and the writer have stopped.
 func putRing(r *ring) {
 	for len(r.free) > 0 {
 		<-r.free
@@ -121,14 +122,16 @@ func putRing(r *ring) {
 // stream copies the body to its end, chunk by chunk, with a hasher and a
 // store writer alongside. It returns once both have stopped, so c.h holds
 // the hash of every byte stored and nothing writes to c.pend any more.
+// The writer begins no write once the reading failed or every caller
+// left, so a failure is answered after at most the write under way, as
+// when the reading goroutine wrote each chunk itself.
 func (c *copier) stream() *Failure {
 	chunk := c.f.set.chunk
 	r := getRing(chunk)
 	var (
-		skip     atomic.Bool // set on failure: the hash will not be used
 		hashed   = make(chan struct{})
 		written  = make(chan struct{})
-		storeErr atomic.Pointer[Failure] // the first failed store write
+		storeErr atomic.Pointer[Failure] // why the writer stopped writing
 	)
 	go func() {
 		defer close(hashed)
@@ -138,7 +141,7 @@ func (c *copier) stream() *Failure {
 				c.ahead = ahead
 				return
 			}
-			if !skip.Load() {
+			if !c.failed.Load() {
 				ahead += hashAhead(c.h, r.bufs[sp.i][:sp.n])
 			}
 			r.release(sp.i)
@@ -150,31 +153,48 @@ func (c *copier) stream() *Failure {
 			if sp.i < 0 {
 				return
 			}
-			// After a failed write nothing more is written; the buffers
-			// still go back, so the reading never waits for one.
+			// Nothing more is written once a write failed, the reading
+			// failed, or every caller left (as one loop would have stopped
+			// there); the buffers still go back, so the reading never
+			// waits for one.
 			if storeErr.Load() == nil {
-				if fail := c.write(r.bufs[sp.i][:sp.n]); fail != nil {
+				if c.stopped() {
+					storeErr.Store(errAbandoned)
+				} else if fail := c.write(r.bufs[sp.i][:sp.n]); fail != nil {
 					storeErr.Store(fail)
+					// The reading may be waiting on a body that sends
+					// nothing more: end the request, so the failure is
+					// answered now.
+					c.fl.cancel()
 				}
 			}
 			r.release(sp.i)
 		}
 	}()
 	fail := c.copyChunks(r, &storeErr)
-	skip.Store(fail != nil)
+	c.failed.Store(fail != nil)
 	r.hash <- span{i: -1}
 	r.store <- span{i: -1}
 	<-hashed
 	<-written
-	if fail == nil {
-		fail = storeErr.Load()
+	// A failed write is the answer even when the reading failed too: the
+	// write was of an earlier chunk, so one loop would have met it first
+	// (and the reading may have failed only because the write ended the
+	// request).
+	if werr := storeErr.Load(); werr != nil && (fail == nil || werr != errAbandoned) {
+		fail = werr
 	}
 	putRing(r)
 	return fail
 }
 
+// stopped reports whether the copy will be discarded whatever the store
+// does: the reading failed, or every caller left. The writer writes
+// nothing more then.
+func (c *copier) stopped() bool { return c.failed.Load() || c.fl.ctx.Err() != nil }
+
 // hashAhead writes p to h a block at a time, and before each block reads
-// one byte of every cache line of the block after it. The chunk was read
+// one byte in every 64 (a cache line) of the block after it. The chunk was read
 // from the network on another core, and SHA-256 stalls on each line it
 // has to fetch from there; loads that do not depend on the hashing let the
 // processor fetch the next block's lines while it hashes this one. On the

@@ -2,8 +2,10 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -82,4 +84,123 @@ func TestNoChunkStoredAfterMark(t *testing.T) {
 	if s := e.saves(); len(s) != 0 {
 		t.Errorf("%d copies saved, want none", len(s))
 	}
+}
+
+// slowStore is a MemoryStore whose every Write takes delay, as a store on
+// the network or a busy disk does, and then fails when fail is set. While
+// watch, if set, reports true as a Write begins, that Write is counted in
+// after.
+type slowStore struct {
+	*MemoryStore
+	delay time.Duration
+	fail  bool
+	watch func() bool
+	after atomic.Int32
+}
+
+func (s *slowStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	return &slowPending{Pending: p, s: s}, err
+}
+
+type slowPending struct {
+	Pending
+	s *slowStore
+}
+
+func (p *slowPending) Write(b []byte) (int, error) {
+	if p.s.watch != nil && p.s.watch() {
+		p.s.after.Add(1)
+	}
+	time.Sleep(p.s.delay)
+	if p.s.fail {
+		return 0, errors.New("disk quota exceeded")
+	}
+	return p.Pending.Write(b)
+}
+
+// TestWriterStopsWhenCallersLeave pins F12 with the store written on a
+// goroutine of its own: once the last caller's deadline passed, the
+// writer begins at most the one write it was about to, not every chunk
+// still queued for it. The server sends as fast as it can into a store
+// that takes 50 ms a write.
+func TestWriterStopsWhenCallersLeave(t *testing.T) {
+	store := &slowStore{delay: 50 * time.Millisecond}
+	var e *env
+	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 16<<10)
+		for {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+		}
+	}, func(e *env) { store.MemoryStore = e.mem; e.store = store },
+		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
+	e.rec = e.ref(serverName, blk(""))
+	// The caller has left once the flight counts no waiter: leaving
+	// cancels the download under the same lock.
+	store.watch = func() bool { return e.f.waiting(e.rec.ID) == 0 }
+	_, err := e.fetch(context.Background(), e.rec, Request{Timeout: 200 * time.Millisecond})
+	failureOf(t, err, CodeTimeout)
+	if n := store.after.Load(); n > 1 {
+		t.Errorf("%d store writes began after the caller left, want at most the one under way", n)
+	}
+	e.assertNothingKept(e.rec)
+}
+
+// TestStoreFailureOnStalledBody pins F10 with the store written on a
+// goroutine of its own: a write that fails is answered as a storage
+// failure at once, though the server has stopped sending and the reading
+// goroutine waits on the body.
+func TestStoreFailureOnStalledBody(t *testing.T) {
+	store := &slowStore{fail: true}
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // sends nothing more until the request ends
+	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
+	e.rec = e.ref(serverName, blk(""))
+	_, err := e.fetch(context.Background(), e.rec, Request{Timeout: 30 * time.Second})
+	failureOf(t, err, CodeStorage)
+	e.assertNothingKept(e.rec)
+}
+
+// TestNoWriteAfterMarkObserved pins F18 where a mark lands while the
+// writer is still busy with earlier chunks: once the reading has seen the
+// mark and answered the model's caller, the store is handed nothing more,
+// not even the rest of a chunk the writer had begun.
+func TestNoWriteAfterMarkObserved(t *testing.T) {
+	store := &slowStore{delay: 100 * time.Millisecond}
+	var (
+		e      *env
+		got    atomic.Int64
+		marked atomic.Bool
+	)
+	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 16<<10))
+		w.(http.Flusher).Flush()
+		// Wait until the reading handed those bytes on (it reports
+		// progress just after), then mark the record and send more.
+		for got.Load() < 16<<10 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		e.reg.MarkNever(context.Background(), e.rec.URI, serverName)
+		marked.Store(true)
+		w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
+	e.rec = e.ref(serverName, blk(""))
+	// The reading has seen the mark once the model's caller is gone.
+	store.watch = func() bool { return marked.Load() && e.f.waiting(e.rec.ID) == 0 }
+	_, err := e.fetch(context.Background(), e.rec, Request{Progress: func(n, _ int64) { got.Store(n) }, Timeout: 30 * time.Second})
+	failureOf(t, err, CodeWithheld)
+	if n := store.after.Load(); n != 0 {
+		t.Errorf("%d store writes began after the reading saw the mark, want none", n)
+	}
+	e.assertNothingKept(e.rec)
 }
