@@ -126,8 +126,7 @@ func (p *slowPending) Write(b []byte) (int, error) {
 // that takes 50 ms a write.
 func TestWriterStopsWhenCallersLeave(t *testing.T) {
 	store := &slowStore{delay: 50 * time.Millisecond}
-	var e *env
-	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
 		buf := make([]byte, 16<<10)
 		for {
 			if _, err := w.Write(buf); err != nil {
