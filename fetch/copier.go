@@ -114,8 +114,7 @@ func (c *copier) write(chunk []byte) *Failure {
 			return fail
 		}
 		if c.stopped() {
-			// Beginning took long enough for the copy to be given up:
-			// the rest of the chunk is not written.
+			// So did writing the first bytes: the rest is not written.
 			return errAbandoned
 		}
 	}
@@ -138,6 +137,11 @@ func (c *copier) begin() *Failure {
 		return failStorage(t.server, "the store could not begin the copy: "+oneLine(err.Error(), 300))
 	}
 	c.pend = p
+	if c.stopped() {
+		// Beginning took long enough for the copy to be given up: the
+		// store gets none of its bytes (abort discards what it began).
+		return errAbandoned
+	}
 	if err := safeWrite(c.pend, c.head); err != nil {
 		return failStorage(t.server, "the store could not write: "+oneLine(err.Error(), 300))
 	}

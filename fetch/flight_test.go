@@ -532,14 +532,9 @@ func TestNoPartialCopyAfterFailure(t *testing.T) {
 			store := &countingStore{DirStore: ds, began: make(chan struct{}, 1)}
 			e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/octet-stream")
-				w.Write(make([]byte, 4096))
-				w.(http.Flusher).Flush()
-				select {
-				case <-store.began:
-				case <-r.Context().Done():
-					return
+				if sendThenWait(w, r, 4096, store.began) {
+					tt.rest(w, r)
 				}
-				tt.rest(w, r)
 			}, withStore(store), func(e *env) { e.mem = nil })
 			rec := e.ref(serverName, blk(""))
 			const n = 50

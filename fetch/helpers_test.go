@@ -133,6 +133,33 @@ func (e *env) port() string {
 	return port
 }
 
+// flightTotal returns the decoded bytes the running download of record
+// id has read, or -1 when none runs.
+func (f *Fetcher) flightTotal(id string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl := f.flights[id]
+	if fl == nil {
+		return -1
+	}
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.total
+}
+
+// sendThenWait writes n zero bytes of a response and flushes them, then
+// waits for ready. It reports false when the request ended first.
+func sendThenWait(w http.ResponseWriter, r *http.Request, n int, ready <-chan struct{}) bool {
+	w.Write(make([]byte, n))
+	w.(http.Flusher).Flush()
+	select {
+	case <-ready:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
 // authHeaders returns the Authorization header of every request so far.
 func (e *env) authHeaders() []string {
 	e.mu.Lock()

@@ -141,11 +141,7 @@ func TestHostileLateJoinerPastCeiling(t *testing.T) {
 		// The copy begins (and so has something to abort) before the
 		// body passes the ceiling: the store is written on a goroutine
 		// of its own, which may lag behind the reading.
-		w.Write(make([]byte, 4096))
-		w.(http.Flusher).Flush()
-		select {
-		case <-store.began:
-		case <-r.Context().Done():
+		if !sendThenWait(w, r, 4096, store.began) {
 			return
 		}
 		for {

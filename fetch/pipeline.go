@@ -177,11 +177,12 @@ func (c *copier) stream() *Failure {
 	r.store <- span{i: -1}
 	<-hashed
 	<-written
-	// A failed write is the answer even when the reading failed too: the
-	// write was of an earlier chunk, so one loop would have met it first
-	// (and the reading may have failed only because the write ended the
-	// request).
-	if werr := storeErr.Load(); werr != nil && (fail == nil || werr != errAbandoned) {
+	// A write that failed or was left out fails the copy. A failed write
+	// is the answer where it came first: copyChunks returns it when a
+	// check fails after it, and a read it ended by ending the request
+	// reads as abandoned. A check that failed first stays the answer, as
+	// it is for a caller that joins the download meanwhile.
+	if werr := storeErr.Load(); werr != nil && (fail == nil || fail == errAbandoned && werr != errAbandoned) {
 		fail = werr
 	}
 	putRing(r)
@@ -241,6 +242,9 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 			}
 			if fail != nil {
 				r.free <- i // never handed on: nothing stores a chunk that failed
+				if werr := storeErr.Load(); werr != nil {
+					return werr // the write failed first
+				}
 				return fail
 			}
 			r.owners[i].Store(2)
@@ -254,6 +258,9 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 			return nil
 		}
 		if rerr != nil {
+			if werr := storeErr.Load(); werr != nil {
+				return werr // the write failed first, and ended the request
+			}
 			return c.readFailure()
 		}
 	}

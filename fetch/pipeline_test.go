@@ -203,3 +203,140 @@ func TestNoWriteAfterMarkObserved(t *testing.T) {
 	}
 	e.assertNothingKept(e.rec)
 }
+
+// slowBeginStore is a slowStore whose Begin returns only once open
+// reports true, as a store whose Begin crosses a network and does not
+// watch its context.
+type slowBeginStore struct {
+	*slowStore
+	open func() bool
+}
+
+func (s *slowBeginStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	for deadline := time.Now().Add(10 * time.Second); !s.open() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	return s.slowStore.Begin(ctx, name, mime)
+}
+
+// TestNoHeadWrittenAfterMarkObserved pins F18 for a copy still beginning
+// when the reading sees a never mark: the first bytes, held back until
+// the media type was known, are not handed to the store either.
+func TestNoHeadWrittenAfterMarkObserved(t *testing.T) {
+	store := &slowBeginStore{slowStore: &slowStore{}}
+	var (
+		e      *env
+		got    atomic.Int64
+		marked atomic.Bool
+	)
+	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 16<<10))
+		w.(http.Flusher).Flush()
+		for got.Load() < 16<<10 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		e.reg.MarkNever(context.Background(), e.rec.URI, serverName)
+		marked.Store(true)
+		w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
+	e.rec = e.ref(serverName, blk(""))
+	seen := func() bool { return marked.Load() && e.f.waiting(e.rec.ID) == 0 }
+	store.open = seen // Begin returns once the reading has seen the mark
+	store.watch = seen
+	_, err := e.fetch(context.Background(), e.rec, Request{Progress: func(n, _ int64) { got.Store(n) }, Timeout: 30 * time.Second})
+	failureOf(t, err, CodeWithheld)
+	if n := store.after.Load(); n != 0 {
+		t.Errorf("%d store writes began after the reading saw the mark, want none", n)
+	}
+	e.assertNothingKept(e.rec)
+}
+
+// TestNoHeadWrittenAfterCallerLeft pins F12 for a copy still beginning
+// when the last caller's deadline passes: beginning was the call under
+// way, and no write follows it.
+func TestNoHeadWrittenAfterCallerLeft(t *testing.T) {
+	store := &slowBeginStore{slowStore: &slowStore{}}
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 16<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
+	e.rec = e.ref(serverName, blk(""))
+	var began atomic.Bool
+	left := func() bool { return e.f.waiting(e.rec.ID) == 0 }
+	store.open = func() bool { began.Store(true); return left() }
+	store.watch = left
+	_, err := e.fetch(context.Background(), e.rec, Request{Timeout: 200 * time.Millisecond})
+	failureOf(t, err, CodeTimeout)
+	if !began.Load() {
+		t.Fatal("the copy never began")
+	}
+	if n := store.after.Load(); n != 0 {
+		t.Errorf("%d store writes began after the caller left, want none", n)
+	}
+	e.assertNothingKept(e.rec)
+}
+
+// stuckWriteStore's copies hold their first Write until release is
+// closed and then fail it; writing is closed as that Write begins.
+type stuckWriteStore struct {
+	*MemoryStore
+	writing, release chan struct{}
+	once             sync.Once
+}
+
+func (s *stuckWriteStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	return &stuckWritePending{Pending: p, s: s}, err
+}
+
+type stuckWritePending struct {
+	Pending
+	s *stuckWriteStore
+}
+
+func (p *stuckWritePending) Write([]byte) (int, error) {
+	p.s.once.Do(func() { close(p.s.writing) })
+	<-p.s.release
+	return 0, errors.New("disk quota exceeded")
+}
+
+// TestCeilingBeforeStoreFailure pins F5 and F14 with the store written on
+// a goroutine of its own: when the reading passes the host ceiling while
+// a write is still under way, and that write fails afterwards, the
+// download's answer is the ceiling, the fact that came first and that
+// will not change, for its caller as for a caller that joins it
+// meanwhile.
+func TestCeilingBeforeStoreFailure(t *testing.T) {
+	store := &stuckWriteStore{writing: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		if !sendThenWait(w, r, 4096, store.writing) {
+			return
+		}
+		for {
+			if _, err := w.Write(make([]byte, 4096)); err != nil {
+				return
+			}
+		}
+	}, withCeiling(64<<10), withStore(store), func(e *env) { store.MemoryStore = e.mem },
+		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
+	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.fetch(context.Background(), rec, Request{Timeout: 30 * time.Second})
+		first <- err
+	}()
+	<-store.writing
+	waitFor(t, "the reading to pass the ceiling", func() bool { return e.f.flightTotal(rec.ID) > 64<<10 })
+	_, joined := e.fetch(context.Background(), rec, Request{Timeout: 30 * time.Second})
+	close(store.release)
+	failureOf(t, <-first, CodeHostCeiling)
+	failureOf(t, joined, CodeHostCeiling)
+	e.assertNothingKept(rec)
+}
