@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"io"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -136,12 +135,8 @@ func (c *copier) stream() *Failure {
 	)
 	go func() {
 		defer close(hashed)
-		var (
-			ahead byte
-			w     = spanWait{tries: hashSpins}
-		)
-		for {
-			sp := w.next(r.hash)
+		var ahead byte
+		for sp := range r.hash {
 			if sp.i < 0 {
 				c.ahead = ahead
 				return
@@ -193,52 +188,6 @@ func (c *copier) stream() *Failure {
 	putRing(r)
 	return fail
 }
-
-// spanWait takes the hasher's next span. When the ring is empty it tries
-// again for a while before it parks, so long as its last wait ended in
-// time: a parked goroutine's processor may go idle, and waking it costs
-// more than the wait. On the test machine's virtual processors the
-// 64 MiB fetch took 45.1–49.7 ms this way against 51.2–54.1 ms parking at
-// once, in interleaved runs, for the same CPU time (BenchmarkFetch/64MiB).
-// A download whose chunks come slower, as over a real network, parks at
-// once after its first miss, until the reading runs ahead of the hasher
-// again: BenchmarkFetchSlowSource took 25–32 ms of CPU this way, 25–28
-// parking at once, and 40 trying again before every wait.
-type spanWait struct {
-	tries  int  // how often to try an empty ring again: hashSpins
-	missed bool // the last wait did not end within the tries
-}
-
-// hashSpins is how many times the hasher tries an empty ring again,
-// yielding between tries, before it parks (tried: 100 gained little,
-// 10,000 no more than 1,000).
-const hashSpins = 1000
-
-// next returns the next span sent on ch.
-func (w *spanWait) next(ch chan span) span {
-	select {
-	case sp := <-ch:
-		w.missed = false // the reading is ahead: trying again pays
-		return sp
-	default:
-	}
-	if spinning && !w.missed {
-		for range w.tries {
-			select {
-			case sp := <-ch:
-				return sp
-			default:
-				runtime.Gosched()
-			}
-		}
-		w.missed = true
-	}
-	return <-ch
-}
-
-// spinning is whether trying again can help: with one processor the
-// reading cannot go on while the hasher tries.
-var spinning = runtime.NumCPU() > 1
 
 // stopped reports whether the copy will be discarded whatever the store
 // does: the reading failed, or every caller left. The writer writes

@@ -340,28 +340,3 @@ func TestCeilingBeforeStoreFailure(t *testing.T) {
 	failureOf(t, joined, CodeHostCeiling)
 	e.assertNothingKept(rec)
 }
-
-// TestSpanWaitTriesAgainOnlyAfterTimelyWaits pins how the hasher waits
-// for its next chunk: it tries an empty ring again only while its waits
-// end in time, parks at once after a wait that did not, and tries again
-// once the reading has run ahead of it.
-func TestSpanWaitTriesAgainOnlyAfterTimelyWaits(t *testing.T) {
-	if !spinning {
-		t.Skip("one processor: the hasher never tries again")
-	}
-	ch := make(chan span, 2)
-	w := spanWait{tries: 1}
-	go func() {
-		// After the one try: a miss.
-		time.Sleep(50 * time.Millisecond)
-		ch <- span{i: 1}
-	}()
-	if sp := w.next(ch); sp.i != 1 || !w.missed {
-		t.Fatalf("got span %d, missed %t; want span 1 after a miss", sp.i, w.missed)
-	}
-	// The reading runs ahead: a span waits in the ring.
-	ch <- span{i: 2}
-	if sp := w.next(ch); sp.i != 2 || w.missed {
-		t.Fatalf("got span %d, missed %t; want span 2 taken at once, and trying again allowed", sp.i, w.missed)
-	}
-}
