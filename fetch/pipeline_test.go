@@ -170,6 +170,18 @@ func TestStoreFailureOnStalledBody(t *testing.T) {
 // not even the rest of a chunk the writer had begun.
 func TestNoWriteAfterMarkObserved(t *testing.T) {
 	store := &slowStore{delay: 100 * time.Millisecond}
+	fetchMarkedMidway(t, store, store, func(seen func() bool) { store.watch = seen })
+}
+
+// fetchMarkedMidway fetches for the model from a server that sends
+// 16 KiB, waits until the reading has handed them on (it reports progress
+// just after), has the record marked never and sends 4 KiB more. base is
+// the slowStore within store; wire is given a report of whether the
+// reading has seen the mark, which it has once the model's caller is
+// gone. The fetch must be withheld, keep nothing, and begin no store
+// write after the mark was seen.
+func fetchMarkedMidway(t *testing.T, store Store, base *slowStore, wire func(seen func() bool)) {
+	t.Helper()
 	var (
 		e      *env
 		got    atomic.Int64
@@ -178,8 +190,6 @@ func TestNoWriteAfterMarkObserved(t *testing.T) {
 	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write(make([]byte, 16<<10))
 		w.(http.Flusher).Flush()
-		// Wait until the reading handed those bytes on (it reports
-		// progress just after), then mark the record and send more.
 		for got.Load() < 16<<10 {
 			select {
 			case <-r.Context().Done():
@@ -192,13 +202,12 @@ func TestNoWriteAfterMarkObserved(t *testing.T) {
 		w.Write(make([]byte, 4096))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
+	}, func(e *env) { base.MemoryStore = e.mem; e.store = store })
 	e.rec = e.ref(serverName, blk(""))
-	// The reading has seen the mark once the model's caller is gone.
-	store.watch = func() bool { return marked.Load() && e.f.waiting(e.rec.ID) == 0 }
+	wire(func() bool { return marked.Load() && e.f.waiting(e.rec.ID) == 0 })
 	_, err := e.fetch(context.Background(), e.rec, Request{Progress: func(n, _ int64) { got.Store(n) }, Timeout: 30 * time.Second})
 	failureOf(t, err, CodeWithheld)
-	if n := store.after.Load(); n != 0 {
+	if n := base.after.Load(); n != 0 {
 		t.Errorf("%d store writes began after the reading saw the mark, want none", n)
 	}
 	e.assertNothingKept(e.rec)
@@ -224,37 +233,10 @@ func (s *slowBeginStore) Begin(ctx context.Context, name, mime string) (Pending,
 // the media type was known, are not handed to the store either.
 func TestNoHeadWrittenAfterMarkObserved(t *testing.T) {
 	store := &slowBeginStore{slowStore: &slowStore{}}
-	var (
-		e      *env
-		got    atomic.Int64
-		marked atomic.Bool
-	)
-	e = newEnv(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Write(make([]byte, 16<<10))
-		w.(http.Flusher).Flush()
-		for got.Load() < 16<<10 {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-		e.reg.MarkNever(context.Background(), e.rec.URI, serverName)
-		marked.Store(true)
-		w.Write(make([]byte, 4096))
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}, func(e *env) { store.MemoryStore = e.mem; e.store = store })
-	e.rec = e.ref(serverName, blk(""))
-	seen := func() bool { return marked.Load() && e.f.waiting(e.rec.ID) == 0 }
-	store.open = seen // Begin returns once the reading has seen the mark
-	store.watch = seen
-	_, err := e.fetch(context.Background(), e.rec, Request{Progress: func(n, _ int64) { got.Store(n) }, Timeout: 30 * time.Second})
-	failureOf(t, err, CodeWithheld)
-	if n := store.after.Load(); n != 0 {
-		t.Errorf("%d store writes began after the reading saw the mark, want none", n)
-	}
-	e.assertNothingKept(e.rec)
+	fetchMarkedMidway(t, store, store.slowStore, func(seen func() bool) {
+		store.open = seen // Begin returns once the reading has seen the mark
+		store.watch = seen
+	})
 }
 
 // TestNoHeadWrittenAfterCallerLeft pins F12 for a copy still beginning
