@@ -160,6 +160,21 @@ func sendThenWait(w http.ResponseWriter, r *http.Request, n int, ready <-chan st
 	}
 }
 
+// endlessAfter is a handler that sends 4 KiB, waits for ready, and then
+// sends zeros until the request ends.
+func endlessAfter(ready <-chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !sendThenWait(w, r, 4096, ready) {
+			return
+		}
+		for {
+			if _, err := w.Write(make([]byte, 4096)); err != nil {
+				return
+			}
+		}
+	}
+}
+
 // authHeaders returns the Authorization header of every request so far.
 func (e *env) authHeaders() []string {
 	e.mu.Lock()

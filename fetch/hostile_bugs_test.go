@@ -137,19 +137,10 @@ func (p *abortGatePending) Abort(ctx context.Context) error {
 func TestHostileLateJoinerPastCeiling(t *testing.T) {
 	store := &abortGateStore{MemoryStore: NewMemoryStore(), aborting: make(chan struct{}), release: make(chan struct{}),
 		began: make(chan struct{})}
-	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
-		// The copy begins (and so has something to abort) before the
-		// body passes the ceiling: the store is written on a goroutine
-		// of its own, which may lag behind the reading.
-		if !sendThenWait(w, r, 4096, store.began) {
-			return
-		}
-		for {
-			if _, err := w.Write(make([]byte, 4096)); err != nil {
-				return
-			}
-		}
-	}, withCeiling(64<<10), withStore(store), func(e *env) { e.mem = store.MemoryStore },
+	// The copy begins (and so has something to abort) before the body
+	// passes the ceiling: the store is written on a goroutine of its own,
+	// which may lag behind the reading.
+	e := newEnv(t, endlessAfter(store.began), withCeiling(64<<10), withStore(store), func(e *env) { e.mem = store.MemoryStore },
 		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
 	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 	first := make(chan error, 1)

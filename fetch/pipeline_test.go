@@ -297,16 +297,7 @@ func (p *stuckWritePending) Write([]byte) (int, error) {
 // meanwhile.
 func TestCeilingBeforeStoreFailure(t *testing.T) {
 	store := &stuckWriteStore{writing: make(chan struct{}), release: make(chan struct{})}
-	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
-		if !sendThenWait(w, r, 4096, store.writing) {
-			return
-		}
-		for {
-			if _, err := w.Write(make([]byte, 4096)); err != nil {
-				return
-			}
-		}
-	}, withCeiling(64<<10), withStore(store), func(e *env) { store.MemoryStore = e.mem },
+	e := newEnv(t, endlessAfter(store.writing), withCeiling(64<<10), withStore(store), func(e *env) { store.MemoryStore = e.mem },
 		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
 	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 	first := make(chan error, 1)
