@@ -11,20 +11,21 @@ import (
 // The body is read and checked by the download's goroutine exactly as one
 // loop would: read a chunk (decoding gzip), count it against the ceilings,
 // the budget and every caller's max bytes, ask about a never mark, report
-// progress. Only a chunk that passed every check goes on, in order
-// through a small ring of buffers, to two goroutines of the copy's own:
-// the hasher, since hashing is the one step whose cost is the machine's
+// progress. Only a chunk that passed every check goes on, in order through
+// a small ring of buffers, to two goroutines of the copy's own: the
+// hasher, since hashing is the one step whose cost is the machine's
 // hashing limit, and the store writer, since writing a file (about 25 ms
 // of CPU per 64 MiB, more than half what hashing costs) held up the next
 // read when the reading goroutine did it (BenchmarkFetch/64MiB-dirstore:
 // 67–78 ms with the writes on the reading goroutine, 61–65 ms on their
-// own, against 52–57 ms into the discarding store). So the next chunk is read while this one is hashed and stored
-// (BenchmarkFetch/64MiB against BenchmarkBaseline/64MiB, which reads and
-// hashes in one goroutine, measures what this pays). A buffer is filled
-// again only once both have given it back. A failed store write ends the
-// request, so the reading stops at once, even on a body that has stalled;
-// the copy is discarded only once the writer has stopped. The digest is taken once the hasher has hashed the last
-// chunk.
+// own, against 52–57 ms into the discarding store). So the next chunk is
+// read while this one is hashed and stored (BenchmarkFetch/64MiB against
+// BenchmarkBaseline/64MiB, which reads and hashes in one goroutine,
+// measures what this pays). A buffer is filled again only once both have
+// given it back. A failed store write ends the request, so the reading
+// stops at once, even on a body that has stalled; the copy is discarded
+// only once the writer has stopped. The digest is taken once the hasher
+// has hashed the last chunk.
 
 // ringBytes is about how much of a download waits between the reader and
 // the hasher and writer: enough to ride out the uneven pace of network
@@ -195,15 +196,15 @@ func (c *copier) stream() *Failure {
 func (c *copier) stopped() bool { return c.failed.Load() || c.fl.ctx.Err() != nil }
 
 // hashAhead writes p to h a block at a time, and before each block reads
-// one byte in every 64 (a cache line) of the block after it. The chunk was read
-// from the network on another core, and SHA-256 stalls on each line it
-// has to fetch from there; loads that do not depend on the hashing let the
-// processor fetch the next block's lines while it hashes this one. On the
-// 2-core test machine the 64 MiB fetch took 52.6–55.4 ms this way against
-// 62.8–67.5 ms hashing each chunk whole (BenchmarkFetch/64MiB; 512-byte
-// and 2 KiB blocks, and reading two blocks ahead, were slower). It returns
-// the sum of the bytes it read, which the caller keeps so that the loads
-// are not left out.
+// one byte in every 64 (a cache line) of the block after it. The chunk was
+// read from the network on another core, and SHA-256 stalls on each line
+// it has to fetch from there; loads that do not depend on the hashing let
+// the processor fetch the next block's lines while it hashes this one. On
+// the 2-core test machine the 64 MiB fetch took 52.6–55.4 ms this way
+// against 62.8–67.5 ms hashing each chunk whole (BenchmarkFetch/64MiB;
+// 512-byte and 2 KiB blocks, and reading two blocks ahead, were slower).
+// It returns the sum of the bytes it read, which the caller keeps so that
+// the loads are not left out.
 func hashAhead(h io.Writer, p []byte) byte {
 	const block = 1 << 10
 	var sum byte
@@ -222,7 +223,7 @@ func hashAhead(h io.Writer, p []byte) byte {
 // copyChunks reads and checks the body chunk by chunk, and hands each
 // chunk that passed every check to the hasher and the writer. It stops
 // at the first failed check, at the end of the body, or once the writer
-// has reported a failed write in storeErr.
+// has stopped writing (storeErr says why).
 func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure {
 	t := c.fl.t
 	for {
