@@ -89,13 +89,14 @@ func TestNoChunkStoredAfterMark(t *testing.T) {
 // slowStore is a MemoryStore whose every Write takes delay, as a store on
 // the network or a busy disk does, and then fails when fail is set. While
 // watch, if set, reports true as a Write begins, that Write is counted in
-// after.
+// after. hold, if set, runs as each Write begins, before the delay.
 type slowStore struct {
 	*MemoryStore
 	delay time.Duration
 	fail  bool
 	watch func() bool
 	after atomic.Int32
+	hold  func()
 }
 
 func (s *slowStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
@@ -111,6 +112,9 @@ type slowPending struct {
 func (p *slowPending) Write(b []byte) (int, error) {
 	if p.s.watch != nil && p.s.watch() {
 		p.s.after.Add(1)
+	}
+	if p.s.hold != nil {
+		p.s.hold()
 	}
 	time.Sleep(p.s.delay)
 	if p.s.fail {
@@ -265,30 +269,6 @@ func TestNoHeadWrittenAfterCallerLeft(t *testing.T) {
 	e.assertNothingKept(e.rec)
 }
 
-// stuckWriteStore's copies hold their first Write until release is
-// closed and then fail it; writing is closed as that Write begins.
-type stuckWriteStore struct {
-	*MemoryStore
-	writing, release chan struct{}
-	once             sync.Once
-}
-
-func (s *stuckWriteStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
-	p, err := s.MemoryStore.Begin(ctx, name, mime)
-	return &stuckWritePending{Pending: p, s: s}, err
-}
-
-type stuckWritePending struct {
-	Pending
-	s *stuckWriteStore
-}
-
-func (p *stuckWritePending) Write([]byte) (int, error) {
-	p.s.once.Do(func() { close(p.s.writing) })
-	<-p.s.release
-	return 0, errors.New("disk quota exceeded")
-}
-
 // TestCeilingBeforeStoreFailure pins F5 and F14 with the store written on
 // a goroutine of its own: when the reading passes the host ceiling while
 // a write is still under way, and that write fails afterwards, the
@@ -296,8 +276,15 @@ func (p *stuckWritePending) Write([]byte) (int, error) {
 // will not change, for its caller as for a caller that joins it
 // meanwhile.
 func TestCeilingBeforeStoreFailure(t *testing.T) {
-	store := &stuckWriteStore{writing: make(chan struct{}), release: make(chan struct{})}
-	e := newEnv(t, endlessAfter(store.writing), withCeiling(64<<10), withStore(store), func(e *env) { store.MemoryStore = e.mem },
+	// The store's first write signals writing, waits for release, and
+	// fails.
+	var once sync.Once
+	writing, release := make(chan struct{}), make(chan struct{})
+	store := &slowStore{fail: true, hold: func() {
+		once.Do(func() { close(writing) })
+		<-release
+	}}
+	e := newEnv(t, endlessAfter(writing), withCeiling(64<<10), withStore(store), func(e *env) { store.MemoryStore = e.mem },
 		withConfig(func(c *Config) { c.ChunkSize = 16 << 10 }))
 	rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 	first := make(chan error, 1)
@@ -305,10 +292,10 @@ func TestCeilingBeforeStoreFailure(t *testing.T) {
 		_, err := e.fetch(context.Background(), rec, Request{Timeout: 30 * time.Second})
 		first <- err
 	}()
-	<-store.writing
+	<-writing
 	waitFor(t, "the reading to pass the ceiling", func() bool { return e.f.flightTotal(rec.ID) > 64<<10 })
 	_, joined := e.fetch(context.Background(), rec, Request{Timeout: 30 * time.Second})
-	close(store.release)
+	close(release)
 	failureOf(t, <-first, CodeHostCeiling)
 	failureOf(t, joined, CodeHostCeiling)
 	e.assertNothingKept(rec)
