@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -299,4 +300,51 @@ func TestCeilingBeforeStoreFailure(t *testing.T) {
 	failureOf(t, <-first, CodeHostCeiling)
 	failureOf(t, joined, CodeHostCeiling)
 	e.assertNothingKept(rec)
+}
+
+// TestSpanWaitTriesAgainOnlyAfterTimelyWaits pins how the hasher waits
+// for its next chunk: it tries an empty ring again only while its waits
+// end in time, parks at once after a wait that did not, and tries again
+// once the reading has run ahead of it.
+func TestSpanWaitTriesAgainOnlyAfterTimelyWaits(t *testing.T) {
+	if !spinning {
+		t.Skip("one processor: the hasher never tries again")
+	}
+	ch := make(chan span, 2)
+	w := spanWait{tries: 1}
+	go func() {
+		// After the one try: a miss.
+		time.Sleep(50 * time.Millisecond)
+		ch <- span{i: 1}
+	}()
+	if sp := w.next(ch, nil); sp.i != 1 || !w.missed {
+		t.Fatalf("got span %d, missed %t; want span 1 after a miss", sp.i, w.missed)
+	}
+	// The reading runs ahead: a span waits in the ring.
+	ch <- span{i: 2}
+	if sp := w.next(ch, nil); sp.i != 2 || w.missed {
+		t.Fatalf("got span %d, missed %t; want span 2 taken at once, and trying again allowed", sp.i, w.missed)
+	}
+}
+
+// TestSpanWaitParksWhileWritesWait pins that the hasher does not try an
+// empty ring again while chunks wait for the store writer: it parks, so
+// its processor can run the writer. With tries that never run out, a
+// hasher that tried again would take the span the moment it came, and
+// report no miss.
+func TestSpanWaitParksWhileWritesWait(t *testing.T) {
+	if !spinning {
+		t.Skip("one processor: the hasher never tries again")
+	}
+	ch := make(chan span, 1)
+	writes := make(chan span, 1)
+	writes <- span{i: 0}
+	w := spanWait{tries: math.MaxInt}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		ch <- span{i: 1}
+	}()
+	if sp := w.next(ch, writes); sp.i != 1 || !w.missed {
+		t.Fatalf("got span %d, missed %t; want span 1 after parking at once", sp.i, w.missed)
+	}
 }
