@@ -44,15 +44,19 @@ const (
 	textObjectMax = 1 << 14
 	textMarkMax   = 256
 	// textReadingMax bounds the readings of bare uris (see bareReadings)
-	// a content's texts take between them, and textKeyMax those of them
-	// whose canonical form had to be made anew rather than being the
-	// reading itself: a text of short uris each ending in punctuation
-	// made ingesting allocate a hundred times the text, and take 0.9 s
-	// for 4 MiB (TestBareReadingsBounded). A listing of ordinary uris,
-	// about ten readings each and nearly all canonical already, takes
-	// more than ten thousand before it meets a bound.
-	textReadingMax = 1 << 17
-	textKeyMax     = 1 << 14
+	// a content's texts take between them, and textKeyBytesMax the bytes
+	// of those whose canonical form had to be made anew rather than being
+	// the reading itself, which costs several times the reading's length
+	// at ingestion and again in each view. A text of short uris each
+	// ending in punctuation made ingesting allocate a hundred times the
+	// text and take 0.9 s for 4 MiB; one of uris as long as a never can
+	// name, with a character the canonical form escapes at each cut, made
+	// ingesting and each view allocate a gibibyte while the bound counted
+	// forms, not bytes (TestBareReadingsBounded). A listing of ordinary
+	// uris, about ten readings each and nearly all canonical already,
+	// takes more than ten thousand before it meets a bound.
+	textReadingMax  = 1 << 17
+	textKeyBytesMax = 1 << 20
 )
 
 // withheldURI replaces, in a text the views show, the JSON string of a uri
@@ -188,16 +192,18 @@ func gluedWeb(scheme string) int {
 }
 
 // readingBudget is what is left of the bare readings a content's texts may
-// take (see textReadingMax), and of the canonical forms made anew.
-type readingBudget struct{ readings, keys int }
+// take (see textReadingMax), and of the bytes of readings whose canonical
+// forms were made anew (textKeyBytesMax).
+type readingBudget struct{ readings, keyBytes int }
 
 func newReadingBudget() readingBudget {
-	return readingBudget{readings: textReadingMax, keys: textKeyMax}
+	return readingBudget{readings: textReadingMax, keyBytes: textKeyBytesMax}
 }
 
-// take reports whether n more readings fit, and takes them if so.
+// take reports whether n more readings fit, and takes them if so. The
+// readings of one uri may overrun the bytes left by their own length.
 func (b *readingBudget) take(n int) bool {
-	if n > b.readings || b.keys <= 0 {
+	if n > b.readings || b.keyBytes <= 0 {
 		return false
 	}
 	b.readings -= n
@@ -207,7 +213,7 @@ func (b *readingBudget) take(n int) bool {
 // keep counts key, the canonical form of reading r, when it was made anew.
 func (b *readingBudget) keep(r, key string) {
 	if key != r {
-		b.keys--
+		b.keyBytes -= len(r)
 	}
 }
 
