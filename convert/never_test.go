@@ -535,6 +535,12 @@ func TestNeverURIInAnyText(t *testing.T) {
 	}
 	goAroundPHP := string(goAround)
 	const cjkProse = "，有效期1小时，大小3MB，格式WAV，采样率48kHz，位深24bit，声道2个，时长3分钟，编号A1，版本2，作者Bob，日期2026年1月2日，备注x，状态ok，类型mix，来源vst，语言zh，格式2，编码utf8，质量hi。"
+	// A uri in a row of values: more marks in the uri than the first cuts
+	// reach, and more separators after it than the last cuts reach.
+	const rowURI = "https://cdn.vault.example/v1.2/take_final.wav?sig=NEVER-SIG"
+	row := func(sep string) string {
+		return "take" + sep + rowURI + sep + strings.Join(strings.Fields("48000 2 24 wav 3m12s A1 v2 bob 2026-01-02 x ok mix vst zh utf8 hi 7 8 9 10"), sep)
+	}
 	cjkURIs := []string{
 		"https://cdn.vault.example/take.wav?sig=NEVER-SIG",
 		"https://vault.example/v1.2/take.wav?sig=NEVER-SIG",
@@ -587,6 +593,11 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"cjk-subdomain", "下载地址：" + cjkURIs[0] + cjkProse, cjkURIs[0]},
 		{"cjk-path-dot", "下载地址：" + cjkURIs[1] + cjkProse, cjkURIs[1]},
 		{"cjk-underscore", "下载地址：" + cjkURIs[2] + cjkProse, cjkURIs[2]},
+		// A row of values with no white space: CSV, and lists joined by
+		// a semicolon or a bar.
+		{"csv-row", row(","), rowURI},
+		{"semicolon-row", row(";"), rowURI},
+		{"bar-row", row("|"), rowURI},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -370,8 +370,9 @@ func bareEnd(text string, i int) int {
 // is at offset k. Prose, markup and escaping put characters right after
 // a uri that a uri may also hold (a period, a parenthesis, "**", "&gt;",
 // an apostrophe, a backslash of an escape), so besides u itself it reads
-// u up to each such character, the last bareCandidatesMax of them and the
-// first bareFirstCuts; each of these with JSON's escapes decoded, up to
+// u up to each such character, the last bareCandidatesMax of them, the
+// first bareFirstCuts, and the first of each kind; each of these with
+// JSON's escapes decoded, up to
 // three times over, when it holds one; and each reading from the "http"
 // or "https" that ends its scheme, when other letters come before it.
 // Readings longer than any uri a never can name are left out.
@@ -419,6 +420,19 @@ func bareReadings(u string, k int) []string {
 				cuts = append(cuts, p)
 			}
 			break
+		}
+	}
+	// And the first cut at each mark: a row of values (CSV, a list joined
+	// by ";" or "|") runs on past a uri with a cut at every separator, and
+	// the uri ends at the first of them, however many other marks it
+	// holds. Only cuts a never could name are looked for.
+	var seen [len(marks)]bool
+	for p := k + len("://") + 1; p < min(len(u), maxURIBytes+1); p++ {
+		if m := strings.IndexByte(marks, u[p]); m >= 0 && !seen[m] && isCut(p) {
+			seen[m] = true
+			if !slices.Contains(cuts, p) {
+				cuts = append(cuts, p)
+			}
 		}
 	}
 	for _, p := range cuts {
