@@ -31,7 +31,7 @@
 //     a text writes out a uri the content calls never or a server marked,
 //     in its JSON or in prose, the view shows "[uri withheld]" instead,
 //     and a uri written into a name, media type or type a server supplied
-//     is always shown that way. A server's mark counts for as long as the
+//     is always shown that way, together with the rest of that label. A server's mark counts for as long as the
 //     [Registrar] remembers it (see [MarkReader]), also for content shown
 //     before the mark was made. Every
 //     string a server sent is cleaned and bounded by package label first;
@@ -67,8 +67,7 @@
 // of those (at the second comma of a row, when it holds a comma itself)
 // may show. A mark only the host's durable mark store holds is asked
 // about for the first 256 distinct uris the texts of a content name. A
-// never uri with a space, written into another block's name, is withheld
-// only up to its space. A uri spelled with look-alike characters
-// (full-width, a mark between its slashes) is not recognized in text or
-// labels. A Converter is safe for concurrent use when its Registrar is.
+// uri spelled with look-alike characters (full-width, a mark between its
+// slashes) is not recognized in text or labels. A Converter is safe for
+// concurrent use when its Registrar is.
 package convert

@@ -998,3 +998,34 @@ func TestStoredMarkAfterRepeatedURIs(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsCarryNoSpacedURI pins S2 for a never uri holding a space that
+// a server writes into the name of another block, of the same content or
+// of later content: no part of it after the space shows either.
+func TestLabelsCarryNoSpacedURI(t *testing.T) {
+	const spaced = "https://vault.example/my take.wav?sig=NEVER-SIG"
+	never := `{"type":"resource","uri":"` + spaced + `","disposition":"never"}`
+	other := `{"type":"resource","uri":"https://files.example/b.wav","name":"copy of ` + spaced + `"}`
+	tool := `{"type":"resource","uri":"https://files.example/c.wav"}`
+	check := func(t *testing.T, ct *convert.Content) {
+		t.Helper()
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") || strings.Contains(v, "take.wav") {
+				t.Errorf("S2: a label carries part of a never uri:\n%s", v)
+			}
+		}
+	}
+	t.Run("same-content", func(t *testing.T) {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		check(t, c.Ingest(t.Context(), raws(never, other), convert.Source{Server: "vst"}))
+	})
+	t.Run("later-content", func(t *testing.T) {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		c.Ingest(t.Context(), raws(never), convert.Source{Server: "vst"})
+		check(t, c.Ingest(t.Context(), raws(other), convert.Source{Server: "vst"}))
+	})
+	t.Run("tool-name", func(t *testing.T) {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		check(t, c.Ingest(t.Context(), raws(never, tool), convert.Source{Server: "vst", Tool: "render " + spaced}))
+	})
+}

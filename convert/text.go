@@ -3,8 +3,6 @@ package convert
 import (
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/label"
 )
@@ -293,10 +291,10 @@ func typeLabel(mt string, max int, uri string) string {
 	return label.MediaTypeMax(withoutURIs(label.Clean(mt), uri), max)
 }
 
-// WithoutURIs returns s cleaned as a label (see [label.Clean]) with every
-// uri it writes out, a scheme and "://" up to the next white space, shown
-// as "[uri withheld]": what a stub makes of a name a server or a host
-// supplies. A host that quotes such a name to a model elsewhere can use it
+// WithoutURIs returns s cleaned as a label (see [label.Clean]) with the
+// part from the first uri it writes out (a scheme and "://") to its end
+// shown as "[uri withheld]": what a stub makes of a name a server or a
+// host supplies. A host that quotes such a name to a model elsewhere can use it
 // to show the same; the fetcher's failures name servers through it.
 func WithoutURIs(s string) string { return withoutURIs(label.Clean(s), "") }
 
@@ -305,13 +303,14 @@ const uriWithheldLabel = "[uri withheld]"
 
 // withoutURIs replaces each uri in the cleaned label s with
 // uriWithheldLabel: own, the uri of the block the label belongs to ("" for
-// none), in any ASCII letter case and whatever its scheme, and every run of a
-// scheme, "://" and what follows up to white space. A server could
-// otherwise hand the model a uri, its own included, through a name, a
-// media type or a type, where stubs never show one. Cleaning comes first,
-// so no invisible character splits a "://". A uri spelled with look-alike
-// characters (full-width, or a mark between its slashes) is not
-// recognized.
+// none), in any ASCII letter case and whatever its scheme, and the rest of
+// the label from the first scheme and "://" on. A server could otherwise
+// hand the model a uri, its own included, through a name, a media type or
+// a type, where stubs never show one. The rest goes whole, not up to white
+// space, since a uri may hold a space a server did not escape, and the
+// part after it would show. Cleaning comes first, so no invisible
+// character splits a "://". A uri spelled with look-alike characters
+// (full-width, or a mark between its slashes) is not recognized.
 func withoutURIs(s, own string) string {
 	if own != "" && len(own) <= len(s) {
 		s = replaceFold(s, own, uriWithheldLabel)
@@ -320,24 +319,7 @@ func withoutURIs(s, own string) string {
 	if i < 0 {
 		return s
 	}
-	var b strings.Builder
-	for i >= 0 {
-		start := schemeStart(s, i, 0)
-		end := i + len("://")
-		for end < len(s) {
-			r, n := utf8.DecodeRuneInString(s[end:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			end += n
-		}
-		b.WriteString(s[:start])
-		b.WriteString(uriWithheldLabel)
-		s = s[end:]
-		i = strings.Index(s, "://")
-	}
-	b.WriteString(s)
-	return b.String()
+	return s[:schemeStart(s, i, 0)] + uriWithheldLabel
 }
 
 // replaceFold replaces each occurrence of old in s, ASCII letter case
