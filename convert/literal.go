@@ -61,14 +61,15 @@ func (l *literals) add(uri, key string) {
 }
 
 // splits reports whether the bare reading would not take uri whole: it
-// holds white space, a double quote, a backtick, an angle bracket, or a
-// second "://", or its first "://" follows more than a scheme (as in
+// holds white space, a double quote, a backtick, an angle bracket, a
+// backslash (which the reading takes for a JSON escape), or a second
+// "://", or its first "://" follows more than a scheme (as in
 // "jar:https://"), where the reading would start late.
 func splits(uri string) bool {
 	if i := strings.Index(uri, "://"); i >= 0 && (schemeStart(uri, i, 0) != 0 || strings.Contains(uri[i+len("://"):], "://")) {
 		return true
 	}
-	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>", r) })
+	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>\\", r) })
 }
 
 // spellings returns uri as a text may write it: raw, and as the contents
@@ -204,12 +205,15 @@ func merged(members []uriSpan, end int) uriSpan {
 		}
 		g.rest = g.rest || m.rest
 		for i, u := range append([]string{m.uri}, m.alts...) {
-			if u == "" {
-				continue
-			}
 			key := m.key
 			if i > 0 {
 				key = m.altKeys[i-1]
+			}
+			if u == "" || key == "" {
+				// Not read: a uri too long for a never to name, or one
+				// read only as its escapes decode. Another member may
+				// read the same uri as written.
+				continue
 			}
 			if g.uri == "" {
 				g.uri, g.key = u, key

@@ -1029,3 +1029,26 @@ func TestLabelsCarryNoSpacedURI(t *testing.T) {
 		check(t, c.Ingest(t.Context(), raws(never, tool), convert.Source{Server: "vst", Tool: "render " + spaced}))
 	})
 }
+
+// TestNeverURIWithBackslash pins S2 for a never uri that holds a
+// backslash: the reading of bare uris takes a backslash for a JSON escape
+// and reads what it decodes to, so such a uri is looked for as the
+// content's blocks write it, raw or JSON-escaped, like one holding a
+// space.
+func TestNeverURIWithBackslash(t *testing.T) {
+	const odd = `https://vault.example/a\u0026b.wav?sig=NEVER-SIG`
+	lit, err := json.Marshal(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := `{"type":"resource","uri":` + string(lit) + `,"disposition":"never"}`
+	for name, text := range map[string]string{
+		"raw":     "the take is at " + odd + " now",
+		"escaped": `{"download":` + string(lit) + `}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{})
+			assertHidden(t, c.Ingest(t.Context(), raws(never, textBlock(t, text)), convert.Source{Server: "s"}), "S2 a text naming a never uri with a backslash")
+		})
+	}
+}

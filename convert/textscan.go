@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/internal/uriform"
@@ -149,19 +150,21 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		uri := scan[start:end]
-		alts := bareReadings(uri, k-start)
-		if len(bare) == textObjectMax || !left.take(1+len(alts)) {
+		// The budget is looked at before the readings are made, so a
+		// content whose budget is spent pays for none of them.
+		if len(bare) == textObjectMax || !left.open() {
+			return mergeSpans(spans, append(bare, restSpan(text, start)))
+		}
+		alts, raw := bareReadings(uri, k-start)
+		if !left.take(1 + len(alts)) {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
-		if len(uri) <= maxURIBytes {
-			sp.key = uriform.Canonical(uri)
-			left.keep(uri, sp.key)
+		if raw && len(uri) <= maxURIBytes {
+			sp.key = left.key(uri)
 		}
 		for _, alt := range alts {
-			key := uriform.Canonical(alt)
-			sp.altKeys = append(sp.altKeys, key)
-			left.keep(alt, key)
+			sp.altKeys = append(sp.altKeys, left.key(alt))
 		}
 		bare = append(bare, sp)
 	}
@@ -193,15 +196,19 @@ func gluedWeb(scheme string) int {
 
 // readingBudget is what is left of the bare readings a content's texts may
 // take (see textReadingMax), and of the bytes of readings whose canonical
-// forms were made anew (textKeyBytesMax).
+// form had to be made by parsing them (textKeyBytesMax).
 type readingBudget struct{ readings, keyBytes int }
 
 func newReadingBudget() readingBudget {
 	return readingBudget{readings: textReadingMax, keyBytes: textKeyBytesMax}
 }
 
+// open reports whether any reading is left.
+func (b *readingBudget) open() bool { return b.readings > 0 && b.keyBytes > 0 }
+
 // take reports whether n more readings fit, and takes them if so. The
-// readings of one uri may overrun the bytes left by their own length.
+// readings of one uri may overrun the bytes left by their own cost: at
+// most about sixty readings of maxURIBytes each.
 func (b *readingBudget) take(n int) bool {
 	if n > b.readings || b.keyBytes <= 0 {
 		return false
@@ -210,11 +217,15 @@ func (b *readingBudget) take(n int) bool {
 	return true
 }
 
-// keep counts key, the canonical form of reading r, when it was made anew.
-func (b *readingBudget) keep(r, key string) {
-	if key != r {
-		b.keyBytes -= len(r)
+// key returns the canonical form of reading r, counting the bytes of r or
+// of the form, the longer, when making it took parsing r: the work grows
+// with both, and escaping makes the form up to three times as long.
+func (b *readingBudget) key(r string) string {
+	key, parsed := uriform.Key(r)
+	if parsed {
+		b.keyBytes -= max(len(r), len(key))
 	}
+	return key
 }
 
 // maxURIBytes is the longest a uri within the schema's bound can be in
@@ -376,8 +387,7 @@ func bareEnd(text string, i int) int {
 // three times over, when it holds one; and each reading from the "http"
 // or "https" that ends its scheme, when other letters come before it.
 // Readings longer than any uri a never can name are left out.
-func bareReadings(u string, k int) []string {
-	var out []string
+func bareReadings(u string, k int) (out []string, raw bool) {
 	// add keeps reading r, whose scheme is k bytes long, when more than its
 	// scheme and "://" and no longer than a never can name.
 	add := func(r string, k int) {
@@ -435,31 +445,188 @@ func bareReadings(u string, k int) []string {
 			}
 		}
 	}
-	for _, p := range cuts {
-		add(u[:p], k)
-	}
 	// Each reading with JSON's escapes decoded, as often as a string
-	// nested in JSON strings was escaped.
-	for _, r := range append([]string{u}, out...) {
-		for d, n := r, 0; strings.Contains(d, "\\") && n < 3; n++ {
-			var ok bool
-			if d, ok = unescapeJSON(d); !ok {
+	// nested in JSON strings was escaped, up to three times. The uri is
+	// decoded once a level, a piece between two cuts at a time, and the
+	// decoded readings are prefixes of the result: the work is the uri's
+	// length per level, whatever the number of cuts, so a text's decoding
+	// costs a few times the text at most (TestBareReadingsBounded). A
+	// string longer than sixteen times the longest uri a never names is
+	// not decoded: the escapes encoders write (of a slash, a quote, an
+	// ampersand, a non-ASCII character), nested three deep, shrink none
+	// that much.
+	slices.Sort(cuts)
+	type level struct {
+		s       string
+		ends    []int  // where the readings of s end, the last at len(s)
+		decodes []bool // s[:ends[j]] decodes a level further
+	}
+	levels := []level{{u, append(slices.Clip(cuts), len(u)), make([]bool, len(cuts)+1)}}
+	for len(levels) <= 3 {
+		cur := &levels[len(levels)-1]
+		if len(cur.s) > 16*maxURIBytes || !strings.Contains(cur.s, `\`) {
+			break
+		}
+		var b strings.Builder
+		b.Grow(len(cur.s)) // decoding only shortens
+		var next []int
+		from := 0
+		for j, e := range cur.ends {
+			seg := cur.s[from:e]
+			if e < len(cur.s) && highSurrogateEnd(seg) {
+				continue // decoded with the next piece, as one character
+			}
+			if !appendUnescaped(&b, seg) {
 				break
 			}
-			add(d, k)
+			next = append(next, b.Len())
+			cur.decodes[j] = true
+			from = e
+		}
+		dec := b.String()
+		if len(next) > 0 {
+			dec = dec[:next[len(next)-1]] // not what a failed piece left
+		} else {
+			dec = ""
+		}
+		levels = append(levels, level{dec, next, make([]bool, len(next))})
+	}
+	// A reading with an escape that decodes is read only as what it
+	// decodes to: a backslash does not belong in a uri, and a uri that
+	// holds one is looked for as written instead (see splits). The
+	// others are read as they stand.
+	for _, l := range levels {
+		for j, e := range l.ends {
+			if r := l.s[:e]; !l.decodes[j] || !strings.Contains(r, `\`) {
+				add(r, k)
+			}
 		}
 	}
+	raw = !levels[0].decodes[len(cuts)] || !strings.Contains(u, `\`)
+	base := out
+	if raw {
+		base = append([]string{u}, out...)
+	}
 	if n := gluedWeb(u[:k]); n > 0 {
-		for _, r := range append([]string{u}, out...) {
+		for _, r := range base {
 			add(r[k-n:], n)
 		}
 	}
-	return out
+	return out, raw
 }
 
-// unescapeJSON decodes the escapes of JSON string contents in s.
+// highSurrogateEnd reports whether the JSON string contents s end with a
+// \u escape of a high surrogate, the first half of a character that needs
+// two escapes.
+func highSurrogateEnd(s string) bool {
+	if len(s) < 6 || !strings.HasPrefix(s[len(s)-6:], `\u`) {
+		return false
+	}
+	r := hex4(s[len(s)-4:])
+	return r >= 0xD800 && r < 0xDC00
+}
+
+// unescapeJSON decodes the escapes of JSON string contents in s, as
+// encoding/json decodes a string literal holding s (FuzzUnescapeJSON), and
+// reports whether that succeeds. A double quote, which such a literal
+// could not hold, stands for itself.
 func unescapeJSON(s string) (string, bool) {
-	return decodeString([]byte(`"` + strings.ReplaceAll(s, `"`, `\"`) + `"`))
+	var b strings.Builder
+	b.Grow(len(s))
+	if !appendUnescaped(&b, s) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// appendUnescaped writes the JSON string contents s to b with their
+// escapes decoded, and reports whether s was well formed: no escape other
+// than JSON's, no control character. Like encoding/json it decodes a
+// surrogate pair escaped as two \u escapes to one character, and writes
+// U+FFFD for a lone surrogate and for each byte of invalid UTF-8. A double
+// quote stands for itself. It writes at most len(s) bytes.
+func appendUnescaped(b *strings.Builder, s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 == len(s) {
+				return false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				if r < 0 {
+					return false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if strings.HasPrefix(s[i:], `\u`) {
+						if d := utf16.DecodeRune(r, hex4(s[i+2:])); d != utf8.RuneError {
+							b.WriteRune(d)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b.WriteRune(r)
+				continue
+			default:
+				return false
+			}
+			i += 2
+		case c < ' ':
+			return false
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+	}
+	return true
+}
+
+// hex4 returns the value of the four hexadecimal digits s starts with, or
+// -1.
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // textReading is what the reading of one text found: the uris its objects

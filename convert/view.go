@@ -396,7 +396,38 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if said(sp.key) || slices.ContainsFunc(sp.altKeys, said) {
 		return true
 	}
-	return (len(sp.uri) <= maxURIBytes && ct.c.markedHere(sp.uri)) || slices.ContainsFunc(sp.alts, ct.c.markedHere)
+	if len(sp.uri) <= maxURIBytes && ct.c.keyMarkedHere(sp.uri, sp.key) {
+		return true
+	}
+	for i, alt := range sp.alts {
+		if ct.c.keyMarkedHere(alt, sp.altKeys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyMarker is implemented by a registrar (*refs.Registry) that can answer
+// Marked and MarkedHere for a uri already in canonical form without making
+// that form again, which for a reading that had to be parsed costs several
+// times its length, at ingestion and in every view
+// (TestBareReadingsBounded).
+type keyMarker interface {
+	MarkedKey(ctx context.Context, key string) bool
+	MarkedKeyHere(key string) bool
+}
+
+// keyMarkedHere is markedHere for uri, whose canonical form is key. A uri
+// without a key is not read (a text's uri too long for a never to name,
+// or written with escapes, whose decoded readings count instead).
+func (c *Converter) keyMarkedHere(uri, key string) bool {
+	if key == "" {
+		return false
+	}
+	if m, ok := c.reg.(keyMarker); ok {
+		return m.MarkedKeyHere(key)
+	}
+	return c.markedHere(uri)
 }
 
 // askStore asks the registrar's durable mark store (see [MarkReader])
@@ -422,7 +453,7 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 				asked = make(map[string]bool)
 			}
 			asked[key] = true
-			if m.Marked(ctx, uri) {
+			if km, ok := m.(keyMarker); ok && km.MarkedKey(ctx, key) || !ok && m.Marked(ctx, uri) {
 				if marked == nil {
 					marked = make(map[string]bool)
 				}

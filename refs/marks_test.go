@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcplrefs/refcore/internal/logtest"
+	"github.com/mcplrefs/refcore/internal/uriform"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -707,4 +708,36 @@ func TestNeverReachesRespellings(t *testing.T) {
 			t.Errorf("N8: Marked(%q) = true; a never on %q must not reach another resource", other, secretURI)
 		}
 	}
+}
+
+// TestMarkedKeyAgreesWithMarked pins N7 for the converter's questions by
+// canonical form: MarkedKeyHere and MarkedKey answer for a uri's canonical
+// form what MarkedHere and Marked answer for the uri, whether the record
+// is held, evicted after its mark, or was never marked.
+func TestMarkedKeyAgreesWithMarked(t *testing.T) {
+	ctx := t.Context()
+	g := newReg(t, refs.Config{Capacity: 2})
+	const respelled = "HTTPS://files.example:443/take.wav?token=secret"
+	const other = "https://files.example/other.wav"
+	g.MarkNever(ctx, secretURI, "vst")
+	g.Register(ctx, from("vst", plain(other)))
+	check := func(when string) {
+		t.Helper()
+		for _, uri := range []string{secretURI, respelled, other} {
+			key := uriform.Canonical(uri)
+			if got, want := g.MarkedKeyHere(key), g.MarkedHere(uri); got != want {
+				t.Errorf("%s: MarkedKeyHere(%q) = %t, MarkedHere(%q) = %t", when, key, got, uri, want)
+			}
+			if got, want := g.MarkedKey(ctx, key), g.Marked(ctx, uri); got != want {
+				t.Errorf("%s: MarkedKey(%q) = %t, Marked(%q) = %t", when, key, got, uri, want)
+			}
+		}
+		if !g.MarkedKeyHere(uriform.Canonical(respelled)) {
+			t.Errorf("%s: N7 the mark is not found by canonical form", when)
+		}
+	}
+	check("held")
+	g.Register(ctx, from("vst", plain(uriN(1))))
+	g.Register(ctx, from("vst", plain(uriN(2))))
+	check("evicted")
 }

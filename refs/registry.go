@@ -571,9 +571,18 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 // A store error is neither remembered nor applied to the record.
 func (g *Registry) Marked(ctx context.Context, uri string) bool {
 	marked, key := g.markedHere(uri)
-	if marked {
-		return true
-	}
+	return marked || g.markedInStore(ctx, key)
+}
+
+// MarkedKey is [Registry.Marked] for key, a uri already in canonical form
+// (see [Registry.MarkedKeyHere]).
+func (g *Registry) MarkedKey(ctx context.Context, key string) bool {
+	return g.MarkedKeyHere(key) || g.markedInStore(ctx, key)
+}
+
+// markedInStore is the part of [Registry.Marked] that asks the mark store
+// about key, which the registry's memory does not mark.
+func (g *Registry) markedInStore(ctx context.Context, key string) bool {
 	marked, reported := g.storeMarked(ctx, key)
 	if reported {
 		// A record held for the uri takes the mark now, not at its next
@@ -596,6 +605,19 @@ func (g *Registry) Marked(ctx context.Context, uri string) bool {
 func (g *Registry) MarkedHere(uri string) bool {
 	marked, _ := g.markedHere(uri)
 	return marked
+}
+
+// MarkedKeyHere is [Registry.MarkedHere] for key, a uri already in the
+// canonical form the registry keys its records and marks by (the form a
+// [MarkStore] is given). It does not make that form again, so it answers
+// wrongly for any other spelling: the converter uses it for the uris of
+// texts, whose canonical forms it made while reading them.
+func (g *Registry) MarkedKeyHere(key string) bool {
+	g.lock()
+	rec := g.byURI[key]
+	marked := rec != nil && rec.never
+	g.mu.Unlock()
+	return marked || g.local.marked(key)
 }
 
 func (g *Registry) markedHere(uri string) (bool, string) {

@@ -42,10 +42,18 @@ import (
 // a key is the key itself. A uri already in key form is returned without
 // allocating.
 func Canonical(s string) string {
+	key, _ := Key(s)
+	return key
+}
+
+// Key is [Canonical] that also reports whether it parsed s to make the
+// key: then the key cost allocations of several times the length of s,
+// even where it equals s (as for a uri of another scheme).
+func Key(s string) (key string, parsed bool) {
 	if plainCanonical(s) {
-		return s
+		return s, false
 	}
-	return slowCanonical(s)
+	return slowCanonical(s), true
 }
 
 // plainCanonical reports, without parsing or allocating, whether s is an
