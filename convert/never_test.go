@@ -541,6 +541,8 @@ func TestNeverURIInAnyText(t *testing.T) {
 	row := func(sep string) string {
 		return "take" + sep + rowURI + sep + strings.Join(strings.Fields("48000 2 24 wav 3m12s A1 v2 bob 2026-01-02 x ok mix vst zh utf8 hi 7 8 9 10"), sep)
 	}
+	const markEnd = "https://vault.example/take.wav?sig=NEVER_SIG_"
+	const parenEnd = "https://vault.example/wiki/Take_(NEVER-SIG)"
 	cjkURIs := []string{
 		"https://cdn.vault.example/take.wav?sig=NEVER-SIG",
 		"https://vault.example/v1.2/take.wav?sig=NEVER-SIG",
@@ -598,6 +600,12 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"csv-row", row(","), rowURI},
 		{"semicolon-row", row(";"), rowURI},
 		{"bar-row", row("|"), rowURI},
+		// A uri that ends in a mark, followed by another mark: a
+		// signature ending in "_" at the end of a sentence, a title in
+		// parentheses.
+		{"underscore-end-prose", "the take is at " + markEnd + ". Enjoy", markEnd},
+		{"underscore-end-row", "take," + markEnd + ",48000,2", markEnd},
+		{"parenthesis-end-prose", "see " + parenEnd + ".", parenEnd},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -397,14 +397,16 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 	}
 	const marks = ".,;:!?'*_|()[]{}&#\\"
 	// isCut reports whether u may end before offset p: at a mark or a
-	// non-ASCII character that follows an ASCII character other than a
-	// mark.
+	// non-ASCII character that follows an ASCII character other than the
+	// same mark. A uri may end in a mark itself (a signature ending in
+	// "_", a title in parentheses) with prose going on in another ("_.",
+	// ")."); a run of one mark ("**") ends a uri only at its start.
 	isCut := func(p int) bool {
 		c, prev := u[p], u[p-1]
 		if !(c >= utf8.RuneSelf && utf8.RuneStart(c) || strings.IndexByte(marks, c) >= 0) {
 			return false
 		}
-		return prev < utf8.RuneSelf && strings.IndexByte(marks, prev) < 0
+		return prev < utf8.RuneSelf && prev != c
 	}
 	// The last cuts, and the first few: prose with no spaces (Chinese,
 	// Japanese) runs on past a uri with a cut at every change of script.
