@@ -139,7 +139,7 @@ func (c *copier) stream() *Failure {
 		defer close(hashed)
 		var (
 			ahead byte
-			w     = spanWait{tries: hashSpins}
+			w     = newSpanWait()
 		)
 		for {
 			sp := w.next(r.hash, r.store)
@@ -207,12 +207,26 @@ func (c *copier) stream() *Failure {
 // writer had waiting made the DirStore fetch slower instead (61.2-61.9
 // against 59.1-60.8 ms): the tries kept the writer off the processor the
 // hasher held. A download whose chunks come slower, as over a real
-// network, parks at once after its first miss, until the reading runs
-// ahead of the hasher again (BenchmarkFetchSlowSource: the same CPU time
-// as parking at once, 16.8-18.2 against 17.4-18.1 ms).
+// network, parks at once after its first miss, until the reading has run
+// ahead of the hasher for readyToTry chunks in a row
+// (BenchmarkFetchSlowSource: the same CPU time as parking at once;
+// TestSpanWaitBurstsTryOnce for a source that sends in bursts).
 type spanWait struct {
-	tries  int  // how often to try an empty ring again: hashSpins
-	missed bool // the last wait did not end within the tries
+	tries  int  // how often to try an empty ring again: hashSpins, or 0
+	missed bool // a wait did not end within the tries, and since then
+	ready  int  // fewer than readyToTry spans in a row were waiting
+	tried  int  // tries made, for the tests
+}
+
+// newSpanWait returns the wait of a hasher that tries an empty ring again
+// only when that can help: with one processor for Go (runtime.GOMAXPROCS,
+// which a container's limit sets, not the machine's count) the reading
+// cannot go on while the hasher tries.
+func newSpanWait() spanWait {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return spanWait{}
+	}
+	return spanWait{tries: hashSpins}
 }
 
 // hashSpins is how many times the hasher tries an empty ring again,
@@ -220,21 +234,36 @@ type spanWait struct {
 // 10,000 no more than 1,000).
 const hashSpins = 1000
 
+// readyToTry is how many spans in a row must be waiting for the hasher,
+// after a wait that its tries did not end, before it tries again: a
+// source that sends a burst and then stalls, again and again, would
+// otherwise cost a round of tries, some 250 µs of CPU, at every burst.
+const readyToTry = 8
+
 // next returns the next span sent on ch. It parks at once while spans
 // wait on writes, the writer's queue: the writer then has work, and a
 // parked hasher leaves its processor free to take it.
 func (w *spanWait) next(ch, writes chan span) span {
 	select {
 	case sp := <-ch:
-		w.missed = false // the reading is ahead: trying again pays
+		if w.missed {
+			// The reading may have run ahead again: trying pays once
+			// it stays ahead.
+			if w.ready++; w.ready >= readyToTry {
+				w.missed, w.ready = false, 0
+			}
+		}
 		return sp
 	default:
 	}
-	if spinning && !w.missed {
+	if w.missed {
+		w.ready = 0
+	} else if w.tries > 0 {
 		for range w.tries {
 			if len(writes) > 0 {
 				break
 			}
+			w.tried++
 			select {
 			case sp := <-ch:
 				return sp
@@ -246,10 +275,6 @@ func (w *spanWait) next(ch, writes chan span) span {
 	}
 	return <-ch
 }
-
-// spinning is whether trying again can help: with one processor the
-// reading cannot go on while the hasher tries.
-var spinning = runtime.NumCPU() > 1
 
 // stopped reports whether the copy will be discarded whatever the store
 // does: the reading failed, or every caller left. The writer writes

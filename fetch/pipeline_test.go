@@ -305,12 +305,9 @@ func TestCeilingBeforeStoreFailure(t *testing.T) {
 // TestSpanWaitTriesAgainOnlyAfterTimelyWaits pins how the hasher waits
 // for its next chunk: it tries an empty ring again only while its waits
 // end in time, parks at once after a wait that did not, and tries again
-// once the reading has run ahead of it.
+// once the reading has run ahead of it for readyToTry chunks in a row.
 func TestSpanWaitTriesAgainOnlyAfterTimelyWaits(t *testing.T) {
-	if !spinning {
-		t.Skip("one processor: the hasher never tries again")
-	}
-	ch := make(chan span, 2)
+	ch := make(chan span, readyToTry+1)
 	w := spanWait{tries: 1}
 	go func() {
 		// After the one try: a miss.
@@ -320,10 +317,38 @@ func TestSpanWaitTriesAgainOnlyAfterTimelyWaits(t *testing.T) {
 	if sp := w.next(ch, nil); sp.i != 1 || !w.missed {
 		t.Fatalf("got span %d, missed %t; want span 1 after a miss", sp.i, w.missed)
 	}
-	// The reading runs ahead: a span waits in the ring.
-	ch <- span{i: 2}
-	if sp := w.next(ch, nil); sp.i != 2 || w.missed {
-		t.Fatalf("got span %d, missed %t; want span 2 taken at once, and trying again allowed", sp.i, w.missed)
+	// The reading runs ahead: spans wait in the ring.
+	for i := range readyToTry {
+		ch <- span{i: 2 + i}
+	}
+	for i := range readyToTry {
+		sp := w.next(ch, nil)
+		if want := i < readyToTry-1; sp.i != 2+i || w.missed != want {
+			t.Fatalf("span %d waiting: got span %d, missed %t; want missed %t", i+1, sp.i, w.missed, want)
+		}
+	}
+}
+
+// TestSpanWaitBurstsTryOnce pins the cost of a source that sends a
+// couple of chunks and then stalls, again and again: the hasher tries
+// the empty ring again for at most the first two waits, not after every
+// burst (each round of tries costs some 250 µs of CPU).
+func TestSpanWaitBurstsTryOnce(t *testing.T) {
+	const bursts = 10
+	ch := make(chan span, 2)
+	go func() {
+		for range bursts {
+			ch <- span{i: 1}
+			ch <- span{i: 1}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	w := spanWait{tries: hashSpins}
+	for range 2 * bursts {
+		w.next(ch, nil)
+	}
+	if w.tried > 2*hashSpins {
+		t.Errorf("the hasher tried the empty ring %d times over %d bursts; want at most %d", w.tried, bursts, 2*hashSpins)
 	}
 }
 
@@ -333,9 +358,6 @@ func TestSpanWaitTriesAgainOnlyAfterTimelyWaits(t *testing.T) {
 // hasher that tried again would take the span the moment it came, and
 // report no miss.
 func TestSpanWaitParksWhileWritesWait(t *testing.T) {
-	if !spinning {
-		t.Skip("one processor: the hasher never tries again")
-	}
 	ch := make(chan span, 1)
 	writes := make(chan span, 1)
 	writes <- span{i: 0}

@@ -217,9 +217,12 @@ func (g *Registry) lock() {
 // it waits.
 const lockSpins = 1000
 
-// spinning is whether trying again can help: with one processor the
-// holder cannot release the lock while the caller spins.
-var spinning = runtime.NumCPU() > 1
+// spinning is whether trying again can help: with one processor for Go
+// the holder cannot release the lock while the caller spins. It is the
+// processors Go runs on when the program starts (GOMAXPROCS, which a
+// container's limit sets), not the machine's count; reading it at every
+// lock would take a lock of the runtime's.
+var spinning = runtime.GOMAXPROCS(0) > 1
 
 // logForgotten tells the operator that new testimony made a saved copy
 // stale.
