@@ -132,16 +132,18 @@ func TestBareReadingsBounded(t *testing.T) {
 		"short": "xhttps://h.example/" + strings.Repeat("%41", 60) + strings.Repeat(".a", 16) + " ",
 		"long":  "https://h.example/" + strings.Repeat("a", 8000) + marks + strings.Repeat(".a", 17) + " ",
 		"upper": "https://H.EXAMPLE/" + strings.Repeat("A", 8000) + marks + " ",
-		// Another scheme: its canonical form is the reading itself, but
-		// making it parses the reading.
+		// Another scheme: its canonical form is the reading itself, made
+		// without parsing it.
 		"other-scheme":  "ftp://h.example/" + strings.Repeat("a", 14000) + marks + strings.Repeat(".a", 17) + " ",
 		"other-unicode": "ftp://h.example/a" + strings.Repeat("\u00e9", 7000) + marks + " ",
 		// Slashes escaped three deep: each uri is decoded three times. Its
 		// readings, once decoded, are in canonical form and cost little:
-		// the whole text is read, and nothing is withheld.
+		// the whole text is read, and nothing is withheld; so for the
+		// other schemes.
 		"escaped": "https://h.example/" + strings.Repeat(`a\\\\\\\/`, 1800) + " ",
 	} {
-		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, name != "escaped") })
+		cheap := name == "escaped" || strings.HasPrefix(name, "other-")
+		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, !cheap) })
 	}
 }
 
@@ -243,6 +245,35 @@ func TestPresignedListingShownWhole(t *testing.T) {
 	}
 	if limit := uint64(16 * len(listing)); got > limit {
 		t.Errorf("L5: ingesting a listing of %d KiB allocated %d KiB, over sixteen times the listing", len(listing)>>10, got>>10)
+	}
+}
+
+// TestOtherSchemeListingsShownWhole pins the same for uris of other
+// schemes than http and https (object-store paths), one to a line and as
+// Go's encoder writes them: their canonical form is made without parsing
+// them, and costs the bound nothing.
+func TestOtherSchemeListingsShownWhole(t *testing.T) {
+	var lines strings.Builder
+	type item struct {
+		Name string `json:"name"`
+		URL  string `json:"url"`
+	}
+	items := make([]item, 8000)
+	for i := range items {
+		fmt.Fprintf(&lines, "gs://analytics-prod-exports/events/dt=2026-12-01/hour=07/part-%05d-c000.snappy.parquet\n", i)
+		items[i] = item{fmt.Sprintf("report_%04d", i), fmt.Sprintf("s3://my-bucket/exports/2026/12/report_%04d.final.csv", i)}
+	}
+	listing, err := json.Marshal(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"lines": lines.String(), "json": string(listing)} {
+		const later = "Full docs: https://docs.example.com/help"
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		ct := c.Ingest(t.Context(), raws(textBlock(t, text), textBlock(t, later)), convert.Source{Server: "s"})
+		if h := ct.History(); strings.Contains(h, "withheld") || !strings.Contains(h, later) {
+			t.Errorf("%s: a listing of %d KiB of other schemes' uris lost part of itself or of the text after it", name, len(text)>>10)
+		}
 	}
 }
 

@@ -1060,3 +1060,26 @@ func TestNeverURIWithBackslash(t *testing.T) {
 		})
 	}
 }
+
+// denyRegistry is a host's registrar that wraps a registry and calls
+// marked every uri that holds "DENY", whatever the registry says.
+type denyRegistry struct{ *refs.Registry }
+
+func (d denyRegistry) Marked(ctx context.Context, uri string) bool {
+	return strings.Contains(uri, "DENY") || d.Registry.Marked(ctx, uri)
+}
+
+func (d denyRegistry) MarkedHere(uri string) bool {
+	return strings.Contains(uri, "DENY") || d.Registry.MarkedHere(uri)
+}
+
+// TestWrappedMarkReaderAsked pins N7 for a host that wraps the registry:
+// the converter asks the wrapper's Marked and MarkedHere about the uris
+// of texts, not the registry's own methods beneath it.
+func TestWrappedMarkReaderAsked(t *testing.T) {
+	c := mustConverter(t, denyRegistry{newRegistry(t)}, convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, "see https://vault.example/a?sig=DENY now")), convert.Source{Server: "s"})
+	if h := ct.History(); strings.Contains(h, "DENY") {
+		t.Errorf("N7 the host's mark reader was passed over:\n%s", h)
+	}
+}

@@ -396,38 +396,18 @@ func (ct *Content) withholds(sp uriSpan) bool {
 	if said(sp.key) || slices.ContainsFunc(sp.altKeys, said) {
 		return true
 	}
-	if len(sp.uri) <= maxURIBytes && ct.c.keyMarkedHere(sp.uri, sp.key) {
-		return true
-	}
-	for i, alt := range sp.alts {
-		if ct.c.keyMarkedHere(alt, sp.altKeys[i]) {
-			return true
-		}
-	}
-	return false
+	return len(sp.uri) <= maxURIBytes && ct.c.keyMarkedHere(sp.key) || slices.ContainsFunc(sp.altKeys, ct.c.keyMarkedHere)
 }
 
-// keyMarker is implemented by a registrar (*refs.Registry) that can answer
-// Marked and MarkedHere for a uri already in canonical form without making
-// that form again, which for a reading that had to be parsed costs several
-// times its length, at ingestion and in every view
-// (TestBareReadingsBounded).
-type keyMarker interface {
-	MarkedKey(ctx context.Context, key string) bool
-	MarkedKeyHere(key string) bool
-}
-
-// keyMarkedHere is markedHere for uri, whose canonical form is key. A uri
-// without a key is not read (a text's uri too long for a never to name,
-// or written with escapes, whose decoded readings count instead).
-func (c *Converter) keyMarkedHere(uri, key string) bool {
-	if key == "" {
-		return false
-	}
-	if m, ok := c.reg.(keyMarker); ok {
-		return m.MarkedKeyHere(key)
-	}
-	return c.markedHere(uri)
+// keyMarkedHere is markedHere for a uri of a text, whose canonical form is
+// key. The registrar is asked about the canonical form, a spelling of the
+// same uri that it finds without making the form again, which for a
+// reading that had to be parsed costs several times its length, in every
+// view (TestBareReadingsBounded). A uri without a key is not read (one too
+// long for a never to name, or written with escapes, whose decoded
+// readings count instead).
+func (c *Converter) keyMarkedHere(key string) bool {
+	return key != "" && c.markedHere(key)
 }
 
 // askStore asks the registrar's durable mark store (see [MarkReader])
@@ -447,13 +427,13 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 	// Each canonical form is asked about once: a text that repeats a uri
 	// does not use up the questions.
 	var asked map[string]bool
-	ask := func(uri, key string) {
+	ask := func(key string) {
 		if key != "" && !claims.neverKey(key) && !asked[key] && len(asked) < textMarkMax {
 			if asked == nil {
 				asked = make(map[string]bool)
 			}
 			asked[key] = true
-			if km, ok := m.(keyMarker); ok && km.MarkedKey(ctx, key) || !ok && m.Marked(ctx, uri) {
+			if m.Marked(ctx, key) { // the canonical form: see keyMarkedHere
 				if marked == nil {
 					marked = make(map[string]bool)
 				}
@@ -463,9 +443,9 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 	}
 	for _, block := range spans {
 		for _, sp := range block {
-			ask(sp.uri, sp.key)
-			for i, alt := range sp.alts {
-				ask(alt, sp.altKeys[i])
+			ask(sp.key)
+			for _, key := range sp.altKeys {
+				ask(key)
 			}
 		}
 	}

@@ -710,11 +710,12 @@ func TestNeverReachesRespellings(t *testing.T) {
 	}
 }
 
-// TestMarkedKeyAgreesWithMarked pins N7 for the converter's questions by
-// canonical form: MarkedKeyHere and MarkedKey answer for a uri's canonical
-// form what MarkedHere and Marked answer for the uri, whether the record
-// is held, evicted after its mark, or was never marked.
-func TestMarkedKeyAgreesWithMarked(t *testing.T) {
+// TestMarkedByCanonicalForm pins N7 for the converter's questions about
+// the uris of texts, which it asks by their canonical form: MarkedHere
+// and Marked answer for a uri's canonical form what they answer for the
+// uri, whether the record is held, evicted after its mark, or was never
+// marked.
+func TestMarkedByCanonicalForm(t *testing.T) {
 	ctx := t.Context()
 	g := newReg(t, refs.Config{Capacity: 2})
 	const respelled = "HTTPS://files.example:443/take.wav?token=secret"
@@ -725,14 +726,14 @@ func TestMarkedKeyAgreesWithMarked(t *testing.T) {
 		t.Helper()
 		for _, uri := range []string{secretURI, respelled, other} {
 			key := uriform.Canonical(uri)
-			if got, want := g.MarkedKeyHere(key), g.MarkedHere(uri); got != want {
-				t.Errorf("%s: MarkedKeyHere(%q) = %t, MarkedHere(%q) = %t", when, key, got, uri, want)
+			if got, want := g.MarkedHere(key), g.MarkedHere(uri); got != want {
+				t.Errorf("%s: MarkedHere(%q) = %t, MarkedHere(%q) = %t", when, key, got, uri, want)
 			}
-			if got, want := g.MarkedKey(ctx, key), g.Marked(ctx, uri); got != want {
-				t.Errorf("%s: MarkedKey(%q) = %t, Marked(%q) = %t", when, key, got, uri, want)
+			if got, want := g.Marked(ctx, key), g.Marked(ctx, uri); got != want {
+				t.Errorf("%s: Marked(%q) = %t, Marked(%q) = %t", when, key, got, uri, want)
 			}
 		}
-		if !g.MarkedKeyHere(uriform.Canonical(respelled)) {
+		if !g.MarkedHere(uriform.Canonical(respelled)) {
 			t.Errorf("%s: N7 the mark is not found by canonical form", when)
 		}
 	}

@@ -577,12 +577,6 @@ func (g *Registry) Marked(ctx context.Context, uri string) bool {
 	return marked || g.markedInStore(ctx, key)
 }
 
-// MarkedKey is [Registry.Marked] for key, a uri already in canonical form
-// (see [Registry.MarkedKeyHere]).
-func (g *Registry) MarkedKey(ctx context.Context, key string) bool {
-	return g.MarkedKeyHere(key) || g.markedInStore(ctx, key)
-}
-
 // markedInStore is the part of [Registry.Marked] that asks the mark store
 // about key, which the registry's memory does not mark.
 func (g *Registry) markedInStore(ctx context.Context, key string) bool {
@@ -608,19 +602,6 @@ func (g *Registry) markedInStore(ctx context.Context, key string) bool {
 func (g *Registry) MarkedHere(uri string) bool {
 	marked, _ := g.markedHere(uri)
 	return marked
-}
-
-// MarkedKeyHere is [Registry.MarkedHere] for key, a uri already in the
-// canonical form the registry keys its records and marks by (the form a
-// [MarkStore] is given). It does not make that form again, so it answers
-// wrongly for any other spelling: the converter uses it for the uris of
-// texts, whose canonical forms it made while reading them.
-func (g *Registry) MarkedKeyHere(key string) bool {
-	g.lock()
-	rec := g.byURI[key]
-	marked := rec != nil && rec.never
-	g.mu.Unlock()
-	return marked || g.local.marked(key)
 }
 
 func (g *Registry) markedHere(uri string) (bool, string) {

@@ -46,14 +46,23 @@ func Canonical(s string) string {
 	return key
 }
 
-// Key is [Canonical] that also reports whether it parsed s to make the
-// key: then the key cost allocations of several times the length of s,
-// even where it equals s (as for a uri of another scheme).
-func Key(s string) (key string, parsed bool) {
+// Key is [Canonical] that also reports whether making the key allocated:
+// parsing an http or https URL costs several times the length of s, even
+// where the key equals s; the key of any other text is s itself or a copy
+// with its scheme lower-cased.
+func Key(s string) (key string, allocated bool) {
 	if plainCanonical(s) {
 		return s, false
 	}
-	return slowCanonical(s), true
+	key = slowCanonical(s)
+	return key, key != s || webScheme(strings.TrimFunc(s, invisibleOrSpace))
+}
+
+// webScheme reports whether t starts with the scheme http or https, in
+// any letter case: only such a text can have a key other than its
+// [otherForm], so no other is parsed.
+func webScheme(t string) bool {
+	return len(t) >= 5 && strings.EqualFold(t[:5], "http:") || len(t) >= 6 && strings.EqualFold(t[:6], "https:")
 }
 
 // plainCanonical reports, without parsing or allocating, whether s is an
@@ -157,6 +166,9 @@ func plainEscape(rest string, i int, decoded *[256]bool) bool {
 // always takes the same branch.
 func slowCanonical(s string) string {
 	t := strings.TrimFunc(s, invisibleOrSpace)
+	if !webScheme(t) {
+		return otherForm(t)
+	}
 	c, ok := webForm(t)
 	if !ok {
 		return otherForm(t)
