@@ -52,10 +52,11 @@
 // scheme and "://" (also with its slashes escaped, as JSON may write
 // them, in a string nested up to three deep), wherever it stands, a JSON
 // "uri" member included: a never uri a text writes without its scheme
-// stays as written. A uri written with JSON escapes is read as what they
-// decode to. A uri that holds white space, a quote, an angle bracket, a
-// backslash or another URL, or that starts with more than a scheme before
-// its "://" (as "jar:https://" does), is recognized in a text only as
+// stays as written. A uri written with the escapes JSON encoders write is
+// read as what they decode to. A uri that holds white space, a quote, an
+// angle bracket, a backslash that looks like such an escape, or another
+// URL, or that starts with more than a scheme before its "://" (as
+// "jar:https://" does), is recognized in a text only as
 // written by a block of the same content, raw or JSON-escaped as the
 // encoders of Go, Python, PHP and Gson escape, in any ASCII letter case;
 // written out by a later content that has no block naming it, it shows

@@ -62,7 +62,7 @@ func (l *literals) add(uri, key string) {
 
 // splits reports whether the bare reading would not take uri whole: it
 // holds white space, a double quote, a backtick, an angle bracket, a
-// backslash (which the reading takes for a JSON escape), or a second
+// backslash (which the reading may take for a JSON escape), or a second
 // "://", or its first "://" follows more than a scheme (as in
 // "jar:https://"), where the reading would start late.
 func splits(uri string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/refs"
@@ -606,6 +608,13 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"underscore-end-prose", "the take is at " + markEnd + ". Enjoy", markEnd},
 		{"underscore-end-row", "take," + markEnd + ",48000,2", markEnd},
 		{"parenthesis-end-prose", "see " + parenEnd + ".", parenEnd},
+		{"parenthesis-end-markdown-link", "[the take](" + parenEnd + ")", parenEnd},
+		// Escaped slashes, with a long run of other characters after the
+		// uri before any white space.
+		{"escaped-then-long-run", strings.ReplaceAll(neverURI, "/", `\/`) + ";" + strings.Repeat("a", 270000), ""},
+		// PHP's default encoding of prose with no spaces: every slash and
+		// every non-ASCII character escaped.
+		{"php-cjk-prose", phpUnicodeJSON(t, map[string]string{"msg": "下载地址：" + neverURI + "，有效期1小时，大小3MB，格式WAV，采样率48kHz，位深24bit，声道2个，时长3分钟，编号A1，版本2，作者Bob，日期2026年1月2日"}), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -935,6 +944,23 @@ func phpJSON(t *testing.T, v any) string {
 	return strings.ReplaceAll(string(b), "/", `\/`)
 }
 
+// phpUnicodeJSON is v as PHP's json_encode writes it by default: every
+// slash and every non-ASCII character escaped.
+func phpUnicodeJSON(t *testing.T, v any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range phpJSON(t, v) {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
+}
+
 // showsSecret reports whether any view of ct shows the never uri's
 // credential.
 func showsSecret(t *testing.T, ct *convert.Content) bool {
@@ -1081,5 +1107,24 @@ func TestWrappedMarkReaderAsked(t *testing.T) {
 	ct := c.Ingest(t.Context(), raws(textBlock(t, "see https://vault.example/a?sig=DENY now")), convert.Source{Server: "s"})
 	if h := ct.History(); strings.Contains(h, "DENY") {
 		t.Errorf("N7 the host's mark reader was passed over:\n%s", h)
+	}
+}
+
+// TestNeverWindowsPathMarkedEarlier pins N7 for a never uri holding
+// backslashes that are no JSON encoder's escapes (a Windows path, "\t"
+// and "\n" in it): a later content that writes it out has it withheld by
+// the mark alone, as it stands.
+func TestNeverWindowsPathMarkedEarlier(t *testing.T) {
+	const win = `file:///C:\temp\new\take.wav?sig=NEVER-SIG`
+	lit, err := json.Marshal(win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{})
+	c.Ingest(t.Context(), raws(`{"type":"resource","uri":`+string(lit)+`,"disposition":"never"}`), convert.Source{Server: "s"})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, "saved to "+win+" now")), convert.Source{Server: "s"})
+	if showsSecret(t, ct) {
+		t.Errorf("N7 a marked Windows path shows in later content:\n%s", ct.History())
 	}
 }

@@ -381,12 +381,12 @@ func bareEnd(text string, i int) int {
 // is at offset k. Prose, markup and escaping put characters right after
 // a uri that a uri may also hold (a period, a parenthesis, "**", "&gt;",
 // an apostrophe, a backslash of an escape), so besides u itself it reads
-// u up to each such character, the last bareCandidatesMax of them, the
-// first bareFirstCuts, and the first of each kind; each of these with
-// JSON's escapes decoded, up to
-// three times over, when it holds one; and each reading from the "http"
-// or "https" that ends its scheme, when other letters come before it.
-// Readings longer than any uri a never can name are left out.
+// u up to some of those characters (see bareCuts); each of these with
+// JSON's escapes decoded, up to three times over, when it holds one; and
+// each reading from the "http" or "https" that ends its scheme, when
+// other letters come before it. Readings longer than any uri a never can
+// name are left out. raw reports whether u itself is to be read as it
+// stands, rather than only as its escapes decode.
 func bareReadings(u string, k int) (out []string, raw bool) {
 	// add keeps reading r, whose scheme is k bytes long, when more than its
 	// scheme and "://" and no longer than a never can name.
@@ -395,18 +395,113 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 			out = append(out, r)
 		}
 	}
+	cuts := bareCuts(u, k)
+	// Each reading with JSON's escapes decoded, as often as a string
+	// nested in JSON strings was escaped, up to three times. The uri is
+	// decoded once a level, a piece between two cuts at a time, and the
+	// decoded readings are prefixes of the result: the work is the uri's
+	// length per level, whatever the number of cuts, so a text's decoding
+	// costs a few times the text at most (TestBareReadingsBounded). No
+	// more than sixteen times the longest uri a never names is decoded:
+	// the escapes encoders write (of a slash, a quote, an ampersand, a
+	// non-ASCII character), nested three deep, shrink none that much.
+	type level struct {
+		s       string
+		ends    []int  // where the readings of s end
+		decodes []bool // s[:ends[j]] decodes a level further
+	}
+	ends := append(slices.Clip(cuts), len(u))
+	if n, _ := slices.BinarySearch(ends, 16*maxURIBytes+1); n < len(ends) {
+		ends = ends[:n]
+	}
+	s0 := u
+	if len(ends) > 0 {
+		s0 = u[:ends[len(ends)-1]]
+	}
+	levels := []level{{s: s0, ends: ends}}
+	for {
+		cur := &levels[len(levels)-1]
+		cur.decodes = make([]bool, len(cur.ends))
+		if len(levels) == 4 || len(cur.ends) == 0 || !strings.Contains(cur.s, `\`) {
+			break
+		}
+		var b strings.Builder
+		b.Grow(len(cur.s))
+		var next []int
+		from := 0
+		for j, e := range cur.ends {
+			seg := cur.s[from:e]
+			if e < len(cur.s) && highSurrogateEnd(seg) {
+				continue // decoded with the next piece, as one character
+			}
+			if !appendUnescaped(&b, seg) {
+				break
+			}
+			next = append(next, b.Len())
+			cur.decodes[j] = true
+			from = e
+		}
+		dec := b.String()
+		if len(next) == 0 {
+			break
+		}
+		dec = dec[:next[len(next)-1]] // not what a failed piece left
+		// The decoded text has cuts of its own where the escaped one had
+		// none: an escaped non-ASCII character after the uri, as PHP
+		// writes prose.
+		if len(dec) > k && strings.HasPrefix(dec[k:], "://") {
+			next = append(next, bareCuts(dec, k)...)
+			slices.Sort(next)
+			next = slices.Compact(next)
+		}
+		levels = append(levels, level{s: dec, ends: next})
+	}
+	// A reading whose escapes are all ones an encoder writes (of a slash,
+	// a backslash, a quote, a character by its code) is read only as what
+	// it decodes to: a uri holds no backslash of its own, as a rule. One
+	// that holds another escape, as a Windows path does ("\temp"), is read
+	// as it stands too, and so is one that does not decode. A uri whose
+	// own backslashes look like an encoder's escapes is looked for as
+	// written, like one holding a space (see splits).
+	for _, l := range levels {
+		for j, e := range l.ends {
+			if r := l.s[:e]; !l.decodes[j] || !encoderEscaped(r) {
+				add(r, k)
+			}
+		}
+	}
+	raw = len(u) > len(s0) || !levels[0].decodes[len(ends)-1] || !encoderEscaped(u)
+	base := out
+	if raw {
+		base = append([]string{u}, out...)
+	}
+	if n := gluedWeb(u[:k]); n > 0 {
+		for _, r := range base {
+			add(r[k-n:], n)
+		}
+	}
+	return out, raw
+}
+
+// bareCuts returns where the bare uri u, whose "://" is at offset k, may
+// end short of its end, sorted: the last bareCandidatesMax places, the
+// first bareFirstCuts, the first change from ASCII to another script and
+// the first place at each kind of mark.
+func bareCuts(u string, k int) []int {
 	const marks = ".,;:!?'*_|()[]{}&#\\"
 	// isCut reports whether u may end before offset p: at a mark or a
 	// non-ASCII character that follows an ASCII character other than the
 	// same mark. A uri may end in a mark itself (a signature ending in
 	// "_", a title in parentheses) with prose going on in another ("_.",
-	// ")."); a run of one mark ("**") ends a uri only at its start.
+	// ")."); a run of one mark ("**") ends a uri only at its start, but
+	// for closing brackets, which may close the uri's own (a title in
+	// parentheses in a Markdown link, "…(b))").
 	isCut := func(p int) bool {
 		c, prev := u[p], u[p-1]
 		if !(c >= utf8.RuneSelf && utf8.RuneStart(c) || strings.IndexByte(marks, c) >= 0) {
 			return false
 		}
-		return prev < utf8.RuneSelf && prev != c
+		return prev < utf8.RuneSelf && (prev != c || strings.IndexByte(")]}", c) >= 0)
 	}
 	// The last cuts, and the first few: prose with no spaces (Chinese,
 	// Japanese) runs on past a uri with a cut at every change of script.
@@ -447,74 +542,40 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 			}
 		}
 	}
-	// Each reading with JSON's escapes decoded, as often as a string
-	// nested in JSON strings was escaped, up to three times. The uri is
-	// decoded once a level, a piece between two cuts at a time, and the
-	// decoded readings are prefixes of the result: the work is the uri's
-	// length per level, whatever the number of cuts, so a text's decoding
-	// costs a few times the text at most (TestBareReadingsBounded). A
-	// string longer than sixteen times the longest uri a never names is
-	// not decoded: the escapes encoders write (of a slash, a quote, an
-	// ampersand, a non-ASCII character), nested three deep, shrink none
-	// that much.
 	slices.Sort(cuts)
-	type level struct {
-		s       string
-		ends    []int  // where the readings of s end, the last at len(s)
-		decodes []bool // s[:ends[j]] decodes a level further
+	return cuts
+}
+
+// encoderEscaped reports whether s holds a backslash, and every backslash
+// in it starts an escape that JSON encoders write in a string: of a
+// slash, a backslash, a double quote, or a character by its code.
+func encoderEscaped(s string) bool {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return false
 	}
-	levels := []level{{u, append(slices.Clip(cuts), len(u)), make([]bool, len(cuts)+1)}}
-	for len(levels) <= 3 {
-		cur := &levels[len(levels)-1]
-		if len(cur.s) > 16*maxURIBytes || !strings.Contains(cur.s, `\`) {
+	for i >= 0 {
+		if i+1 == len(s) {
+			return false
+		}
+		switch s[i+1] {
+		case '/', '\\', '"':
+			i += 2
+		case 'u':
+			if hex4(s[i+2:]) < 0 {
+				return false
+			}
+			i += 6
+		default:
+			return false
+		}
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
 			break
 		}
-		var b strings.Builder
-		b.Grow(len(cur.s)) // decoding only shortens
-		var next []int
-		from := 0
-		for j, e := range cur.ends {
-			seg := cur.s[from:e]
-			if e < len(cur.s) && highSurrogateEnd(seg) {
-				continue // decoded with the next piece, as one character
-			}
-			if !appendUnescaped(&b, seg) {
-				break
-			}
-			next = append(next, b.Len())
-			cur.decodes[j] = true
-			from = e
-		}
-		dec := b.String()
-		if len(next) > 0 {
-			dec = dec[:next[len(next)-1]] // not what a failed piece left
-		} else {
-			dec = ""
-		}
-		levels = append(levels, level{dec, next, make([]bool, len(next))})
+		i += j
 	}
-	// A reading with an escape that decodes is read only as what it
-	// decodes to: a backslash does not belong in a uri, and a uri that
-	// holds one is looked for as written instead (see splits). The
-	// others are read as they stand.
-	for _, l := range levels {
-		for j, e := range l.ends {
-			if r := l.s[:e]; !l.decodes[j] || !strings.Contains(r, `\`) {
-				add(r, k)
-			}
-		}
-	}
-	raw = !levels[0].decodes[len(cuts)] || !strings.Contains(u, `\`)
-	base := out
-	if raw {
-		base = append([]string{u}, out...)
-	}
-	if n := gluedWeb(u[:k]); n > 0 {
-		for _, r := range base {
-			add(r[k-n:], n)
-		}
-	}
-	return out, raw
+	return true
 }
 
 // highSurrogateEnd reports whether the JSON string contents s end with a
