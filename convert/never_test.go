@@ -497,6 +497,8 @@ func TestLabelsCarryNoURI(t *testing.T) {
 		{"tool-name", `{"type":"resource","uri":"https://files.example/b.wav"}`, convert.Source{Server: "vst", Tool: neverURI}},
 		{"apostrophe-in-uri", `{"type":"resource","uri":"https://vault.example/it's.wav?sig=NEVER-SIG","name":"https://vault.example/it's.wav?sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
 		{"backtick-in-name", `{"type":"resource","uri":"` + neverURI + `","name":"https://vault.example/take.wav` + "`" + `sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
+		{"name-escaped-slashes", `{"type":"resource","uri":"https://files.example/b.wav","name":"take https:\\/\\/vault.example\\/take.wav?sig=NEVER-SIG"}`, convert.Source{Server: "vst"}},
+		{"tool-name-escaped-slashes", `{"type":"resource","uri":"https://files.example/b.wav"}`, convert.Source{Server: "vst", Tool: strings.ReplaceAll(neverURI, "/", `\/`)}},
 		{"own-uri-without-slashes", `{"type":"resource","uri":"urn:x-vault.example:take?sig=NEVER-SIG","name":"URN:x-vault.example:take?sig=NEVER-SIG"` + never + `}`, convert.Source{Server: "vst"}},
 	}
 	for _, tt := range tests {

@@ -304,7 +304,8 @@ const uriWithheldLabel = "[uri withheld]"
 // withoutURIs replaces each uri in the cleaned label s with
 // uriWithheldLabel: own, the uri of the block the label belongs to ("" for
 // none), in any ASCII letter case and whatever its scheme, and the rest of
-// the label from the first scheme and "://" on. A server could otherwise
+// the label from the first scheme and "://" on (its slashes escaped as
+// JSON may write them included). A server could otherwise
 // hand the model a uri, its own included, through a name, a media type or
 // a type, where stubs never show one. The rest goes whole, not up to white
 // space, since a uri may hold a space a server did not escape, and the
@@ -315,7 +316,7 @@ func withoutURIs(s, own string) string {
 	if own != "" && len(own) <= len(s) {
 		s = replaceFold(s, own, uriWithheldLabel)
 	}
-	i := strings.Index(s, "://")
+	i, _ := nextSep(s, 0) // "://", also with its slashes escaped
 	if i < 0 {
 		return s
 	}
