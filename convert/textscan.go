@@ -426,7 +426,7 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 			break
 		}
 		var b strings.Builder
-		b.Grow(len(cur.s))
+		b.Grow(len(cur.s)) // decoding valid UTF-8 only shortens it
 		var next []int
 		from := 0
 		for j, e := range cur.ends {
@@ -607,7 +607,8 @@ func unescapeJSON(s string) (string, bool) {
 // than JSON's, no control character. Like encoding/json it decodes a
 // surrogate pair escaped as two \u escapes to one character, and writes
 // U+FFFD for a lone surrogate and for each byte of invalid UTF-8. A double
-// quote stands for itself. It writes at most len(s) bytes.
+// quote stands for itself. For valid UTF-8, as a text's is, it writes at
+// most len(s) bytes.
 func appendUnescaped(b *strings.Builder, s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
