@@ -316,3 +316,25 @@ func TestResourceListingShownWhole(t *testing.T) {
 		t.Errorf("L5: ingesting 5,000 ordinary uri members made %.1f allocations per uri", allocs/5000)
 	}
 }
+
+// TestLongBareURIWithoutCut pins that a bare uri longer than the part of
+// it that is decoded, with no place to cut it within that part, is read
+// without failing: such a text (a scheme, "://" and a long run of base64)
+// once made Ingest panic.
+func TestLongBareURIWithoutCut(t *testing.T) {
+	for name, text := range map[string]string{
+		"letters":  "a://" + strings.Repeat("b", 262141),
+		"base64":   "http://localhost/" + strings.Repeat("QUJDRA+/", 40000),
+		"escaped":  `https:\/\/h.example\/` + strings.Repeat("b", 300000),
+		"gs-blob":  "gs://bucket/SECRET" + strings.Repeat("QUJD", 80000),
+		"two-runs": "a://" + strings.Repeat("b", 262141) + " https://h.example/x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+			ct := c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "s"})
+			if h := ct.History(); len(h) < len(text)/2 {
+				t.Errorf("the view of a %d-byte text is %d bytes", len(text), len(h))
+			}
+		})
+	}
+}

@@ -414,7 +414,7 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 	if n, _ := slices.BinarySearch(ends, 16*maxURIBytes+1); n < len(ends) {
 		ends = ends[:n]
 	}
-	s0 := u
+	s0 := "" // what is decoded: none of u when no cut is within the bound
 	if len(ends) > 0 {
 		s0 = u[:ends[len(ends)-1]]
 	}
@@ -470,7 +470,7 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 			}
 		}
 	}
-	raw = len(u) > len(s0) || !levels[0].decodes[len(ends)-1] || !encoderEscaped(u)
+	raw = len(s0) < len(u) || !levels[0].decodes[len(ends)-1] || !encoderEscaped(u)
 	base := out
 	if raw {
 		base = append([]string{u}, out...)
