@@ -143,18 +143,31 @@ func TestBareReadingsBounded(t *testing.T) {
 		"escaped": "https://h.example/" + strings.Repeat(`a\\\\\\\/`, 1800) + " ",
 	} {
 		cheap := name == "escaped" || strings.HasPrefix(name, "other-")
-		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, !cheap) })
+		t.Run(name, func(t *testing.T) {
+			per := (4 << 20) / len(one)
+			bareReadingsBounded(t, one, !cheap, 1, 45, per)
+		})
+	}
+	// Very short uris, each with a reading that must be parsed (a host
+	// without a path; a host in brackets), in one text and in 45: the
+	// bare uris a content keeps are bounded between its texts, and each
+	// parse counts for more than its bytes. (In texts of one uri each,
+	// the blocks themselves cost more than eight times their text.)
+	for name, one := range map[string]string{
+		"tiny-host": "https://h.ex/a ",
+		"tiny-ipv6": "https://[::1]/a ",
+	} {
+		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, true, 1, 45) })
 	}
 }
 
-// bareReadingsBounded ingests and views 4 MiB of the text one, in one or
-// more texts; bounded says the readings' bound is met, so that the rest
-// of the text must be withheld.
-func bareReadingsBounded(t *testing.T, one string, bounded bool) {
+// bareReadingsBounded ingests and views 4 MiB of the text one, repeated,
+// as each number of texts in counts (one text; 45, each of which alone
+// would stay under a bound per text; one uri each); bounded says the
+// readings' bound is met, so that the rest of the text must be withheld.
+func bareReadingsBounded(t *testing.T, one string, bounded bool, counts ...int) {
 	per := (4 << 20) / len(one)
-	// The same 4 MiB as one text, as 45 texts each of which alone would
-	// stay under a bound per text, and as texts of one uri each.
-	for _, texts := range []int{1, 45, per} {
+	for _, texts := range counts {
 		var blocks []string
 		size := 0
 		for i := range texts {

@@ -103,8 +103,8 @@ const (
 // bracket or the next scheme, wherever it stands (in prose, under another
 // key, in JSON the reading does not reach). The views then withhold a
 // never uri there too. It reads the first textScanMax bytes of the text
-// and keeps at most textObjectMax bare spans, and their readings while
-// left, the budget the content's texts share, allows. When the text goes
+// and keeps bare spans and their readings while left, the budget the
+// content's texts share, allows. When the text goes
 // on past a bound and the rest names a uri, or a uri runs across the end
 // of what is read, a last span covers the rest from there.
 func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
@@ -152,11 +152,11 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		uri := scan[start:end]
 		// The budget is looked at before the readings are made, so a
 		// content whose budget is spent pays for none of them.
-		if len(bare) == textObjectMax || !left.open() {
+		if !left.open() {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		alts, raw := bareReadings(uri, k-start)
-		if !left.take(1 + len(alts)) {
+		if !left.take(1 + len(alts)) { // a span, and its readings
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
 		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
@@ -194,39 +194,50 @@ func gluedWeb(scheme string) int {
 	return 0
 }
 
-// readingBudget is what is left of the bare readings a content's texts may
-// take (see textReadingMax), and of the bytes of readings whose canonical
-// form had to be made by parsing them (textKeyBytesMax).
-type readingBudget struct{ readings, keyBytes int }
+// readingBudget is what is left of the bare uris a content's texts may
+// keep (textObjectMax between them: each costs a span of some hundred
+// bytes, and a content of many texts of short uris made ingesting
+// allocate 26 times its texts while each text had a bound of its own), of
+// their readings (textReadingMax), and of the bytes of readings whose
+// canonical form had to be made by parsing them (textKeyBytesMax).
+type readingBudget struct{ spans, readings, keyBytes int }
 
 func newReadingBudget() readingBudget {
-	return readingBudget{readings: textReadingMax, keyBytes: textKeyBytesMax}
+	return readingBudget{spans: textObjectMax, readings: textReadingMax, keyBytes: textKeyBytesMax}
 }
 
-// open reports whether any reading is left.
-func (b *readingBudget) open() bool { return b.readings > 0 && b.keyBytes > 0 }
+// open reports whether another bare uri may be read.
+func (b *readingBudget) open() bool { return b.spans > 0 && b.readings > 0 && b.keyBytes > 0 }
 
-// take reports whether n more readings fit, and takes them if so. The
-// readings of one uri may overrun the bytes left by their own cost: at
-// most about sixty readings of maxURIBytes each.
+// take reports whether a bare uri with n readings in all fits, and takes
+// it if so. The readings of one uri may overrun the bytes left by their
+// own cost: at most about sixty readings of maxURIBytes each.
 func (b *readingBudget) take(n int) bool {
-	if n > b.readings || b.keyBytes <= 0 {
+	if b.spans == 0 || n > b.readings || b.keyBytes <= 0 {
 		return false
 	}
+	b.spans--
 	b.readings -= n
 	return true
 }
 
 // key returns the canonical form of reading r, counting the bytes of r or
-// of the form, the longer, when making it took parsing r: the work grows
-// with both, and escaping makes the form up to three times as long.
+// of the form, the longer, and parseCost, when making it allocated: the
+// work grows with both, and escaping makes the form up to three times as
+// long.
 func (b *readingBudget) key(r string) string {
 	key, parsed := uriform.Key(r)
 	if parsed {
-		b.keyBytes -= max(len(r), len(key))
+		b.keyBytes -= max(len(r), len(key)) + parseCost
 	}
 	return key
 }
+
+// parseCost is what making a canonical form costs beyond the bytes of the
+// uri, in bytes of the budget: parsing a URL allocates some hundreds of
+// bytes however short it is, and sixteen thousand short uris of a form
+// that needs parsing made ingesting allocate nine times their text.
+const parseCost = 32
 
 // maxURIBytes is the longest a uri within the schema's bound can be in
 // UTF-8: no never can name a longer one.
