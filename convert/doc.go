@@ -61,15 +61,15 @@
 // encoders of Go, Python, PHP and Gson escape, in any ASCII letter case;
 // written out by a later content that has no block naming it, it shows
 // in pieces, and a never or mark on it withholds only a piece that is a
-// uri of its own. Of a text too long, or naming too many uris, to be
-// checked whole, the part past the checked one is withheld when it names
-// a uri. Where no white space follows a uri, its end is looked for at the
-// first few marks after its "://", the first mark of each kind (the first
-// comma of a CSV row), and the last few, so a never uri that ends at none
-// of those (at the second comma of a row, when it holds a comma itself)
-// may show. A mark only the host's durable mark store holds is asked
-// about for the first 256 distinct uris the texts of a content name. A
-// uri spelled with look-alike characters (full-width, a mark between its
-// slashes) is not recognized in text or labels. A Converter is safe for
-// concurrent use when its Registrar is.
+// uri of its own. Of a text too long, or of texts naming too many uris
+// between them, to be checked whole, the part past the checked one is
+// withheld when it names a uri. Where no white space follows a uri, its
+// end is looked for at the first few marks after its "://", the first
+// mark of each kind (the first comma of a CSV row), and the last few, so
+// a never uri that ends at none of those (at the second comma of a row,
+// when it holds a comma itself) may show. A mark only the host's durable
+// mark store holds is asked about for the first 256 distinct uris the
+// texts of a content name. A uri spelled with look-alike characters
+// (full-width, a mark between its slashes) is not recognized in text or
+// labels. A Converter is safe for concurrent use when its Registrar is.
 package convert
