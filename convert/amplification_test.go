@@ -290,6 +290,33 @@ func TestOtherSchemeListingsShownWhole(t *testing.T) {
 	}
 }
 
+// TestManyTextsOfLinksShownWhole pins the ordinary side of the bound the
+// texts of a content share: ten texts of 1,500 links each, with hosts a
+// cut at the first dot shortens to a host alone ("https://github"), show
+// whole.
+func TestManyTextsOfLinksShownWhole(t *testing.T) {
+	type item struct {
+		Title string `json:"title"`
+		URL   string `json:"url"`
+	}
+	var blocks []string
+	for i := range 10 {
+		items := make([]item, 1500)
+		for j := range items {
+			items[j] = item{fmt.Sprintf("file %d.%d", i, j), fmt.Sprintf("https://github.com/example-org/repo-%d/blob/main/pkg_%d/file.go#L%d", i, j, j+1)}
+		}
+		listing, err := json.Marshal(items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, textBlock(t, string(listing)))
+	}
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 32 << 20})
+	if h := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s"}).History(); strings.Contains(h, "withheld") {
+		t.Errorf("ten texts of 1,500 ordinary links each lost part of themselves")
+	}
+}
+
 // resourceListing is a tool's JSON listing of n ordinary resources as "uri"
 // members, as Go's encoder writes it (& as \u0026).
 func resourceListing(t testing.TB, n int) string {

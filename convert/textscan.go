@@ -222,13 +222,16 @@ func (b *readingBudget) take(n int) bool {
 }
 
 // key returns the canonical form of reading r, counting the bytes of r or
-// of the form, the longer, and parseCost, when making it allocated: the
+// of the form, the longer, and parseCost, when making it parsed r (the
 // work grows with both, and escaping makes the form up to three times as
-// long.
+// long), and the form's bytes when it is a copy of r rather than a part.
 func (b *readingBudget) key(r string) string {
 	key, parsed := uriform.Key(r)
-	if parsed {
+	switch {
+	case parsed:
 		b.keyBytes -= max(len(r), len(key)) + parseCost
+	case key != r && !strings.HasPrefix(r, key):
+		b.keyBytes -= len(key) // a copy, not a part of r
 	}
 	return key
 }
@@ -476,7 +479,7 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 	// written, like one holding a space (see splits).
 	for _, l := range levels {
 		for j, e := range l.ends {
-			if r := l.s[:e]; !l.decodes[j] || !encoderEscaped(r) {
+			if r := l.s[:e]; len(r) <= maxURIBytes && (!l.decodes[j] || !encoderEscaped(r)) {
 				add(r, k)
 			}
 		}

@@ -46,16 +46,32 @@ func Canonical(s string) string {
 	return key
 }
 
-// Key is [Canonical] that also reports whether making the key allocated:
-// parsing an http or https URL costs several times the length of s, even
-// where the key equals s; the key of any other text is s itself or a copy
-// with its scheme lower-cased.
-func Key(s string) (key string, allocated bool) {
+// Key is [Canonical] that also reports whether making the key parsed s as
+// a URL, which allocates several times the length of s and some hundreds
+// of bytes more, even where the key equals s. Without parsing, the key is
+// s itself, a part or a copy of it: the text of another scheme with the
+// scheme lower-cased, or an http or https URL in key form but for its
+// fragment, or for the slash of an empty path ("https://example.com", a
+// cut a text's reading often makes).
+func Key(s string) (key string, parsed bool) {
 	if plainCanonical(s) {
 		return s, false
 	}
-	key = slowCanonical(s)
-	return key, key != s || webScheme(strings.TrimFunc(s, invisibleOrSpace))
+	t := strings.TrimFunc(s, invisibleOrSpace)
+	if !webScheme(t) {
+		return otherForm(t), false
+	}
+	if t == s {
+		if i := strings.IndexByte(s, '#'); i > 0 && plainCanonical(s[:i]) {
+			return s[:i], false // in key form but for its fragment
+		}
+		if i := strings.Index(s, "://"); i > 0 && !strings.ContainsAny(s[i+len("://"):], "/?#") {
+			if k := s + "/"; plainCanonical(k) {
+				return k, false
+			}
+		}
+	}
+	return slowCanonical(s), true
 }
 
 // webScheme reports whether t starts with the scheme http or https, in

@@ -44,9 +44,21 @@ func FuzzPlainCanonical(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	f.Add("https://a.example")
+	f.Add("HTTPS://A.example")
+	f.Add("https://a.example:8443")
+	f.Add("gs://bucket/x")
+	f.Add("https://a.example/p#f")
+	f.Add("https://a.example/p?#f")
+	f.Add("https://a.example#f")
 	f.Fuzz(func(t *testing.T, s string) {
 		if plainCanonical(s) && slowCanonical(s) != s {
 			t.Errorf("fast path kept %+q, the rewrite gives %+q", s, slowCanonical(s))
+		}
+		// Key's shortcuts (another scheme, an empty path) give the
+		// rewrite's key.
+		if k, _ := Key(s); !plainCanonical(s) && k != slowCanonical(s) {
+			t.Errorf("Key(%+q) = %+q, the rewrite gives %+q", s, k, slowCanonical(s))
 		}
 	})
 }
