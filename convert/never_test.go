@@ -610,6 +610,12 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"underscore-end-row", "take," + markEnd + ",48000,2", markEnd},
 		{"parenthesis-end-prose", "see " + parenEnd + ".", parenEnd},
 		{"parenthesis-end-markdown-link", "[the take](" + parenEnd + ")", parenEnd},
+		// Another uri glued right after it by a character a scheme may
+		// hold.
+		{"glued-next-uri-dot", "at " + neverURI + ".https://h.example/x now", ""},
+		{"glued-next-uri-dash", "at " + neverURI + "-https://h.example/x now", ""},
+		{"glued-next-uri-plus", "at " + neverURI + "+a://b now", ""},
+		{"glued-next-uri-escaped", "at " + neverURI + `.https:\/\/h.example\/x now`, ""},
 		// Escaped slashes, with a long run of other characters after the
 		// uri before any white space.
 		{"escaped-then-long-run", strings.ReplaceAll(neverURI, "/", `\/`) + ";" + strings.Repeat("a", 270000), ""},

@@ -128,8 +128,8 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			break
 		}
 		start := schemeStart(scan, k, from)
-		end := bareEnd(scan, k+n)
-		from = end
+		end, next := bareEnd(scan, k+n)
+		from = next
 		if start == k {
 			from = k + n
 			continue // no scheme before the "://"
@@ -367,28 +367,37 @@ func hasSep(s string) bool {
 
 // bareEnd returns where a bare uri whose "://" ends at i stops: at white
 // space (Unicode's included), a double quote, a backtick, an angle
-// bracket, or the scheme of a uri written right after it.
-func bareEnd(text string, i int) int {
+// bracket, or the scheme of a uri written right after it; and where the
+// next uri may start, which is end but for such a scheme. A scheme may
+// hold ".", "-" and "+", so one glued to this uri by one of them
+// ("…sig=AB.https://") takes, as read, the end of this uri: this one is
+// read up to the last of them, and the next from its scheme's start, the
+// two overlapping (the views treat them as one).
+func bareEnd(text string, i int) (end, next int) {
 	for i < len(text) {
 		c := text[i]
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(text[i:])
 			if unicode.IsSpace(r) {
-				return i
+				return i, i
 			}
 			i += n
 			continue
 		}
 		if strings.IndexByte(" \t\n\r\v\f\"`<>", c) >= 0 {
-			return i
+			return i, i
 		}
 		if c == ':' && sepLen(text, i) > 0 {
 			// Another uri begins: this one ends before its scheme.
-			return schemeStart(text, i, 0)
+			s := schemeStart(text, i, 0)
+			if j := strings.LastIndexAny(text[s:i], ".+-"); j >= 0 {
+				return s + j, s
+			}
+			return s, s
 		}
 		i++
 	}
-	return i
+	return i, i
 }
 
 // bareReadings returns the other readings of the bare uri u, whose "://"
