@@ -25,8 +25,11 @@ import (
 //   - objects and arrays nested deeper than textDepthMax are skipped
 //     without being read;
 //   - the reading stops after textObjectMax objects;
-//   - at most textObjectMax "uri" values are kept for the views, and at
-//     most textReadingMax readings of the uris a text writes out bare;
+//   - at most textObjectMax "uri" values are kept for the views;
+//   - the uris a content's texts write out bare are read while the
+//     budget those texts share lasts (see readingBudget): textObjectMax
+//     uris, textReadingMax readings of them, textKeyBytesMax bytes of
+//     readings whose canonical form takes parsing;
 //   - at most textMarkMax uris that no block of the content names are
 //     marked from the texts of one content.
 //
