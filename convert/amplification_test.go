@@ -204,24 +204,35 @@ func bareReadingsBounded(t *testing.T, one string, bounded bool, counts ...int) 
 // links, as Go's encoder writes it, and a short text after it, show whole
 // when the host's view bound lets them; no uri in them is withheld.
 func TestOrdinaryListingsShownWhole(t *testing.T) {
+	const n = 4000
+	listing := linkListing(t, n, func(i int) string {
+		return "https://docs.example.com/guides/getting_started/page_" + strconv.Itoa(i) + ".html?utm_source=search&utm_medium=tool"
+	})
+	const later = "Full docs: https://docs.example.com/help"
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, listing), textBlock(t, later)), convert.Source{Server: "s"})
+	if h := ct.History(); strings.Contains(h, "withheld") || !strings.Contains(h, later) {
+		t.Errorf("a listing of %d ordinary links (%d KiB) lost part of itself or of the text after it", n, len(listing)>>10)
+	}
+}
+
+// linkListing is a tool's JSON listing of n links, titled and with the
+// uri url(i) each, as Go's encoder writes it (& as \u0026).
+func linkListing(t *testing.T, n int, url func(i int) string) string {
+	t.Helper()
 	type item struct {
 		Title string `json:"title"`
 		URL   string `json:"url"`
 	}
-	var items []item
-	for i := range 4000 {
-		items = append(items, item{"Result " + strconv.Itoa(i), "https://docs.example.com/guides/getting_started/page_" + strconv.Itoa(i) + ".html?utm_source=search&utm_medium=tool"})
+	items := make([]item, n)
+	for i := range items {
+		items[i] = item{"Result " + strconv.Itoa(i), url(i)}
 	}
 	listing, err := json.Marshal(items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const later = "Full docs: https://docs.example.com/help"
-	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
-	ct := c.Ingest(t.Context(), raws(textBlock(t, string(listing)), textBlock(t, later)), convert.Source{Server: "s"})
-	if h := ct.History(); strings.Contains(h, "withheld") || !strings.Contains(h, later) {
-		t.Errorf("a listing of %d ordinary links (%d KiB) lost part of itself or of the text after it", len(items), len(listing)>>10)
-	}
+	return string(listing)
 }
 
 // TestPresignedListingShownWhole pins the same for long presigned links
@@ -295,21 +306,11 @@ func TestOtherSchemeListingsShownWhole(t *testing.T) {
 // cut at the first dot shortens to a host alone ("https://github"), show
 // whole.
 func TestManyTextsOfLinksShownWhole(t *testing.T) {
-	type item struct {
-		Title string `json:"title"`
-		URL   string `json:"url"`
-	}
 	var blocks []string
 	for i := range 10 {
-		items := make([]item, 1500)
-		for j := range items {
-			items[j] = item{fmt.Sprintf("file %d.%d", i, j), fmt.Sprintf("https://github.com/example-org/repo-%d/blob/main/pkg_%d/file.go#L%d", i, j, j+1)}
-		}
-		listing, err := json.Marshal(items)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks = append(blocks, textBlock(t, string(listing)))
+		blocks = append(blocks, textBlock(t, linkListing(t, 1500, func(j int) string {
+			return fmt.Sprintf("https://github.com/example-org/repo-%d/blob/main/pkg_%d/file.go#L%d", i, j, j+1)
+		})))
 	}
 	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 32 << 20})
 	if h := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s"}).History(); strings.Contains(h, "withheld") {
