@@ -62,8 +62,11 @@ func Key(s string) (key string, parsed bool) {
 		return otherForm(t), false
 	}
 	if t == s {
-		if i := strings.IndexByte(s, '#'); i > 0 && plainCanonical(s[:i]) {
-			return s[:i], false // in key form but for its fragment
+		// In key form but for its fragment, which holds no escape: one
+		// that is malformed makes the URL fail to parse, and the key is
+		// then the whole text.
+		if i := strings.IndexByte(s, '#'); i > 0 && !strings.Contains(s[i:], "%") && plainCanonical(s[:i]) {
+			return s[:i], false
 		}
 		if i := strings.Index(s, "://"); i > 0 && !strings.ContainsAny(s[i+len("://"):], "/?#") {
 			if k := s + "/"; plainCanonical(k) {

@@ -51,6 +51,9 @@ func FuzzPlainCanonical(f *testing.F) {
 	f.Add("https://a.example/p#f")
 	f.Add("https://a.example/p?#f")
 	f.Add("https://a.example#f")
+	f.Add("https://a.example/p#%zz")
+	f.Add("https://a.example/p#%2")
+	f.Add("https://a.example/p#a%41")
 	f.Fuzz(func(t *testing.T, s string) {
 		if plainCanonical(s) && slowCanonical(s) != s {
 			t.Errorf("fast path kept %+q, the rewrite gives %+q", s, slowCanonical(s))
