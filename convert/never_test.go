@@ -616,6 +616,13 @@ func TestNeverURIInAnyText(t *testing.T) {
 		{"glued-next-uri-dash", "at " + neverURI + "-https://h.example/x now", ""},
 		{"glued-next-uri-plus", "at " + neverURI + "+a://b now", ""},
 		{"glued-next-uri-escaped", "at " + neverURI + `.https:\/\/h.example\/x now`, ""},
+		{"glued-next-uri-no-mark", "at " + neverURI + "https://h.example/x now", ""},
+		{"glued-next-scheme-marks", "at " + neverURI + "-svn+ssh://h.example/x now", ""},
+		{"glued-next-scheme-dashes", "at " + neverURI + "-x-custom://a now", ""},
+		{"glued-at-run-start", "at https://vault.example/NEVER-SIG/x.y://z now", "https://vault.example/NEVER-SIG/"},
+		{"glued-callback", "at https://vault.example/take?sig=NEVER-SIG&cb=x-callback-url://done now", "https://vault.example/take?sig=NEVER-SIG&cb="},
+		// A never uri whose own scheme holds marks, glued after a word.
+		{"glued-never-scheme", "at https://h.example/x.svn+ssh://vault.example/NEVER-SIG now", "svn+ssh://vault.example/NEVER-SIG"},
 		// Escaped slashes, with a long run of other characters after the
 		// uri before any white space.
 		{"escaped-then-long-run", strings.ReplaceAll(neverURI, "/", `\/`) + ";" + strings.Repeat("a", 270000), ""},

@@ -131,7 +131,7 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 			break
 		}
 		start := schemeStart(scan, k, from)
-		end, next := bareEnd(scan, k+n)
+		end, next, shorter := bareEnd(scan, k+n)
 		from = next
 		if start == k {
 			from = k + n
@@ -158,7 +158,10 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		if !left.open() {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
-		alts, raw := bareReadings(uri, k-start)
+		for i := range shorter {
+			shorter[i] -= start
+		}
+		alts, raw := bareReadings(uri, k-start, shorter)
 		if !left.take(1 + len(alts)) { // a span, and its readings
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
@@ -372,36 +375,61 @@ func hasSep(s string) bool {
 // space (Unicode's included), a double quote, a backtick, an angle
 // bracket, or the scheme of a uri written right after it; and where the
 // next uri may start, which is end but for such a scheme. A scheme may
-// hold ".", "-" and "+", so one glued to this uri by one of them
-// ("…sig=AB.https://") takes, as read, the end of this uri: this one is
-// read up to the last of them, and the next from its scheme's start, the
-// two overlapping (the views treat them as one).
-func bareEnd(text string, i int) (end, next int) {
+// hold ".", "-" and "+", so the scheme of a uri glued to this one
+// ("…sig=AB.https://", "…sig=AB-svn+ssh://") takes, as read, the end of
+// this uri: this one is read up to the last place it may end (see
+// gluedEnds), and the next from its scheme's start, the two overlapping
+// (the views treat them as one); shorter are the other places it may end.
+func bareEnd(text string, i int) (end, next int, shorter []int) {
 	for i < len(text) {
 		c := text[i]
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(text[i:])
 			if unicode.IsSpace(r) {
-				return i, i
+				return i, i, nil
 			}
 			i += n
 			continue
 		}
 		if strings.IndexByte(" \t\n\r\v\f\"`<>", c) >= 0 {
-			return i, i
+			return i, i, nil
 		}
 		if c == ':' && sepLen(text, i) > 0 {
-			// Another uri begins: this one ends before its scheme.
+			// Another uri begins: this one ends before its scheme, at
+			// one of the places gluedEnds gives, the last of them.
 			s := schemeStart(text, i, 0)
-			if j := strings.LastIndexAny(text[s:i], ".+-"); j >= 0 {
-				return s + j, s
-			}
-			return s, s
+			ends := gluedEnds(text, s, i)
+			return ends[0], s, ends[1:]
 		}
 		i++
 	}
-	return i, i
+	return i, i, nil
 }
+
+// gluedEnds returns the places, last first, where a uri may end that the
+// run s:i of scheme characters before the next "://" follows: the run's
+// start, each ".", "+" or "-" in the run's last gluedSchemeMax bytes, and
+// the start of an "http" or "https" the run ends in.
+func gluedEnds(text string, s, i int) []int {
+	ends := []int{s}
+	for p := max(s, i-gluedSchemeMax); p < i; p++ {
+		if strings.IndexByte(".+-", text[p]) >= 0 {
+			ends = append(ends, p)
+		}
+	}
+	if n := gluedWeb(text[s:i]); n > 0 {
+		ends = append(ends, i-n)
+	}
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	slices.Reverse(ends)
+	return ends
+}
+
+// gluedSchemeMax bounds how far into a run of scheme characters before a
+// "://" the places a glued uri may start are looked for: schemes are
+// short.
+const gluedSchemeMax = 32
 
 // bareReadings returns the other readings of the bare uri u, whose "://"
 // is at offset k. Prose, markup and escaping put characters right after
@@ -413,7 +441,7 @@ func bareEnd(text string, i int) (end, next int) {
 // other letters come before it. Readings longer than any uri a never can
 // name are left out. raw reports whether u itself is to be read as it
 // stands, rather than only as its escapes decode.
-func bareReadings(u string, k int) (out []string, raw bool) {
+func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 	// add keeps reading r, whose scheme is k bytes long, when more than its
 	// scheme and "://" and no longer than a never can name.
 	add := func(r string, k int) {
@@ -422,6 +450,13 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 		}
 	}
 	cuts := bareCuts(u, k)
+	for _, p := range shorter {
+		if p > k+len("://") && p < len(u) {
+			cuts = append(cuts, p)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
 	// Each reading with JSON's escapes decoded, as often as a string
 	// nested in JSON strings was escaped, up to three times. The uri is
 	// decoded once a level, a piece between two cuts at a time, and the
@@ -504,6 +539,18 @@ func bareReadings(u string, k int) (out []string, raw bool) {
 	if n := gluedWeb(u[:k]); n > 0 {
 		for _, r := range base {
 			add(r[k-n:], n)
+		}
+	}
+	// And from the letter after each of the last two ".", "+" or "-" of
+	// the scheme (within its last gluedSchemeMax bytes): a uri whose own
+	// scheme holds one ("svn+ssh", "x-custom") written right after a word
+	// ("x.svn+ssh://").
+	for q, found := k-1, 0; q > max(0, k-gluedSchemeMax) && found < 2; q-- {
+		if c := u[q]; strings.IndexByte(".+-", u[q-1]) >= 0 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			found++
+			for _, r := range base {
+				add(r[q:], k-q)
+			}
 		}
 	}
 	return out, raw
