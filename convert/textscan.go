@@ -525,8 +525,9 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 	// own backslashes look like an encoder's escapes is looked for as
 	// written, like one holding a space (see splits).
 	for _, l := range levels {
+		esc := newEscapeBounds(l.s) // once a level, not once a reading
 		for j, e := range l.ends {
-			if r := l.s[:e]; len(r) <= maxURIBytes && (!l.decodes[j] || !encoderEscaped(r)) {
+			if r := l.s[:e]; len(r) <= maxURIBytes && (!l.decodes[j] || !esc.prefix(e)) {
 				add(r, k)
 			}
 		}
@@ -622,25 +623,30 @@ func bareCuts(u string, k int) []int {
 // encoderEscaped reports whether s holds a backslash, and every backslash
 // in it starts an escape that JSON encoders write in a string: of a
 // slash, a backslash, a double quote, or a character by its code.
-func encoderEscaped(s string) bool {
-	i := strings.IndexByte(s, '\\')
-	if i < 0 {
-		return false
-	}
-	for i >= 0 {
+func encoderEscaped(s string) bool { return newEscapeBounds(s).prefix(len(s)) }
+
+// escapeBounds is what one scan of s tells of the escapes encoderEscaped
+// looks at: first is the offset of the first backslash (-1 for none), and
+// bad that of the first backslash that does not start an escape an
+// encoder writes, whole, within s (len(s)+1 for none).
+type escapeBounds struct{ first, bad int }
+
+func newEscapeBounds(s string) escapeBounds {
+	first := strings.IndexByte(s, '\\')
+	for i := first; i >= 0; {
 		if i+1 == len(s) {
-			return false
+			return escapeBounds{first, i}
 		}
 		switch s[i+1] {
 		case '/', '\\', '"':
 			i += 2
 		case 'u':
 			if hex4(s[i+2:]) < 0 {
-				return false
+				return escapeBounds{first, i}
 			}
 			i += 6
 		default:
-			return false
+			return escapeBounds{first, i}
 		}
 		j := strings.IndexByte(s[i:], '\\')
 		if j < 0 {
@@ -648,8 +654,13 @@ func encoderEscaped(s string) bool {
 		}
 		i += j
 	}
-	return true
+	return escapeBounds{first, len(s) + 1}
 }
+
+// prefix is encoderEscaped(s[:e]) for a prefix that ends between two
+// escapes, as every reading of a bare uri does (no cut falls inside an
+// escape: see bareCuts), without reading it again (FuzzEscapeBounds).
+func (b escapeBounds) prefix(e int) bool { return b.first >= 0 && b.first < e && e <= b.bad }
 
 // highSurrogateEnd reports whether the JSON string contents s end with a
 // \u escape of a high surrogate, the first half of a character that needs

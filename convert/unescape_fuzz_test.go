@@ -43,3 +43,22 @@ func FuzzUnescapeJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEscapeBounds pins the shortcut of bareReadings: for each place a
+// bare uri may be cut (bareCuts, and its end), the bounds of the escapes
+// of the whole uri tell what encoderEscaped tells of the prefix read
+// alone.
+func FuzzEscapeBounds(f *testing.F) {
+	for _, s := range []string{`a\/b.c`, `a\u0026b_c\x.d`, `a\\b.\`, `x\u00.y`, `a.b\"c,d\/`, `\u00e9.\ud83c\udfb5_`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		u := "https://" + rest
+		b := newEscapeBounds(u)
+		for _, e := range append(bareCuts(u, len("https")), len(u)) {
+			if got, want := b.prefix(e), newEscapeBounds(u[:e]).prefix(e); got != want {
+				t.Fatalf("%q cut at %d: bounds say %t, the prefix read alone %t", u, e, got, want)
+			}
+		}
+	})
+}
