@@ -401,11 +401,12 @@ func (ct *Content) withholds(sp uriSpan) bool {
 
 // keyMarkedHere is markedHere for a uri of a text, whose canonical form is
 // key. The registrar is asked about the canonical form, a spelling of the
-// same uri that it finds without making the form again, which for a
-// reading that had to be parsed costs several times its length, in every
-// view (TestBareReadingsBounded). A uri without a key is not read (one too
-// long for a never to name, or written with escapes, whose decoded
-// readings count instead).
+// same uri: *refs.Registry finds it in its index when it holds a record
+// for it, and otherwise makes the form again, which a key in the usual
+// form costs nothing (a reading that had to be parsed was counted against
+// the reading budget: TestBareReadingsBounded). A uri without a key is not
+// read (one too long for a never to name, or written with escapes, whose
+// decoded readings count instead).
 func (c *Converter) keyMarkedHere(key string) bool {
 	return key != "" && c.markedHere(key)
 }

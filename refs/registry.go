@@ -574,12 +574,9 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 // A store error is neither remembered nor applied to the record.
 func (g *Registry) Marked(ctx context.Context, uri string) bool {
 	marked, key := g.markedHere(uri)
-	return marked || g.markedInStore(ctx, key)
-}
-
-// markedInStore is the part of [Registry.Marked] that asks the mark store
-// about key, which the registry's memory does not mark.
-func (g *Registry) markedInStore(ctx context.Context, key string) bool {
+	if marked {
+		return true
+	}
 	marked, reported := g.storeMarked(ctx, key)
 	if reported {
 		// A record held for the uri takes the mark now, not at its next
