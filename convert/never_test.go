@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -1045,6 +1047,43 @@ func TestStoredMarkAfterRepeatedURIs(t *testing.T) {
 		if showsSecret(t, c.Ingest(t.Context(), raws(textBlock(t, text)), convert.Source{Server: "vst"})) {
 			t.Errorf("N7/S2: a marked uri after 300 mentions of another shows (store %T)", store)
 		}
+	}
+}
+
+// countingStore is a mark store that counts the questions it is asked.
+type countingStore struct {
+	*refs.MemoryMarks
+	asked atomic.Int64
+}
+
+func (s *countingStore) Marked(ctx context.Context, key string) (bool, error) {
+	s.asked.Add(1)
+	return s.MemoryMarks.Marked(ctx, key)
+}
+
+// TestStoreQuestionsBounded pins the bound the Ingest documentation
+// states for N7: a text naming a thousand distinct uris asks the durable
+// mark store about 256 of them at most, however many it names, while a
+// mark the registry holds in memory still withholds a uri past them (S2).
+func TestStoreQuestionsBounded(t *testing.T) {
+	store := &countingStore{MemoryMarks: refs.NewMemoryMarks(0)}
+	reg := mustRegistry(t, refs.Config{Marks: store})
+	if _, ok := reg.MarkNever(t.Context(), neverURI, "vst"); !ok {
+		t.Fatal("setup: MarkNever refused")
+	}
+	c := mustConverter(t, reg, convert.Policy{ViewMax: 1 << 20}) // the whole text shows
+	var text strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&text, "see https://docs.example/page/%d\n", i)
+	}
+	text.WriteString("the take is at " + neverURI + " now")
+	store.asked.Store(0)
+	ct := c.Ingest(t.Context(), raws(textBlock(t, text.String())), convert.Source{Server: "vst"})
+	if n := store.asked.Load(); n > 256 {
+		t.Errorf("N7: ingesting one text asked the mark store %d times; the documented bound is 256", n)
+	}
+	if showsSecret(t, ct) {
+		t.Errorf("S2: a uri the registry marked shows after a thousand others")
 	}
 }
 

@@ -104,6 +104,9 @@ type Registrar interface {
 // [Converter] asks it about the blocks that register no record of their
 // own: embedded resources and uris written into text. Without it those
 // blocks are withheld only while the store still holds a marked record.
+// Of the uris a content's texts name, a Converter asks Marked about at
+// most the first 256 distinct ones, at ingestion; its views ask
+// MarkedHere about every one.
 type MarkReader interface {
 	// Marked reports whether a server's never marks uri, asking any
 	// durable mark store the registrar keeps, and remembers a mark the

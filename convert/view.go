@@ -81,7 +81,11 @@ type item struct {
 // text, and at most 256 uris marked from the texts of one content beyond
 // those its references name. Where a text's JSON names, as a "uri"
 // member, a uri the content calls never or a server marked, the views show
-// that text with the uri replaced by "[uri withheld]".
+// that text with the uri replaced by "[uri withheld]". Marks the registrar
+// holds in memory are checked for every uri a text names; a durable mark
+// store behind it (see [MarkReader]) is asked about at most the first 256
+// distinct uris of a content's texts, so that one content cannot make
+// thousands of store round trips.
 func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Source) *Content {
 	blocks := make([]Block, len(raw))
 	for i, r := range raw {
