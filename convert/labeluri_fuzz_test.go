@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcplrefs/refcore/internal/uriform"
 	"github.com/mcplrefs/refcore/label"
 )
 
@@ -37,8 +38,8 @@ func FuzzLabelWithoutURIs(f *testing.F) {
 		// space, and one the replacement itself spells cannot be told
 		// from it.
 		realURI := len(own) >= 4 && utf8.ValidString(own) && !strings.ContainsFunc(own, unicode.IsSpace) &&
-			!strings.Contains(asciiLower(uriWithheldLabel), asciiLower(own))
-		if realURI && strings.Contains(asciiLower(out), asciiLower(own)) {
+			!strings.Contains(uriform.LowerASCII(uriWithheldLabel), uriform.LowerASCII(own))
+		if realURI && strings.Contains(uriform.LowerASCII(out), uriform.LowerASCII(own)) {
 			t.Errorf("the block's own uri %q survives: %q -> %q", own, s, out)
 		}
 		if n := utf8.RuneCountInString(c.nameLabel(s, own)); n > 12 {

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcplrefs/refcore/internal/uriform"
 )
 
 // The bare reading of a text (see withBareURIs) ends a uri at white space,
@@ -48,7 +50,7 @@ func (l *literals) add(uri, key string) {
 		return
 	}
 	for _, s := range spellings(uri) {
-		lower := asciiLower(s)
+		lower := uriform.LowerASCII(s)
 		if slices.ContainsFunc(l.list, func(x literal) bool { return x.lower == lower }) {
 			continue
 		}
@@ -151,7 +153,7 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 	var lower string // reach in lower case, made at the first need
 	for _, lit := range l.list {
 		if lower == "" {
-			lower = asciiLower(reach)
+			lower = uriform.LowerASCII(reach)
 		}
 		for from := 0; ; {
 			k := strings.Index(lower[from:], lit.lower)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcplrefs/refcore/internal/uriform"
 	"github.com/mcplrefs/refcore/label"
 )
 
@@ -326,7 +327,7 @@ func withoutURIs(s, own string) string {
 // replaceFold replaces each occurrence of old in s, ASCII letter case
 // ignored, with new.
 func replaceFold(s, old, new string) string {
-	ls, lo := asciiLower(s), asciiLower(old)
+	ls, lo := uriform.LowerASCII(s), uriform.LowerASCII(old)
 	if !strings.Contains(ls, lo) {
 		return s
 	}
@@ -342,18 +343,6 @@ func replaceFold(s, old, new string) string {
 	}
 	b.WriteString(s)
 	return b.String()
-}
-
-// asciiLower lower-cases the ASCII letters of s and nothing else, byte for
-// byte, so offsets in the result are offsets in s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // schemeStart returns where the scheme ending at offset k of s begins,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcplrefs/refcore/internal/uriform"
 	"github.com/mcplrefs/refcore/label"
 )
 
@@ -77,7 +78,11 @@ func originOf(u *url.URL) (origin, bool) {
 	if !ok || u.Host == "" || u.Opaque != "" {
 		return origin{}, false
 	}
-	host := strings.ToLower(u.Hostname())
+	// Only ASCII letters are lower-cased. Unicode case mapping would turn
+	// U+0130 and U+212A into an ASCII "i" and "k", so a host the HTTP
+	// client looks up by another (IDNA) name would compare equal to the
+	// server's; any other byte compares as it is.
+	host := uriform.LowerASCII(u.Hostname())
 	if host == "" {
 		return origin{}, false
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // unicodeHostForm keys a host name that holds non-ASCII characters (given
-// lower-cased). An HTTP client looks such a name up by its ASCII form, so
+// with its ASCII letters lower-cased). An HTTP client looks such a name up by its ASCII form, so
 // the key uses that form too: the name is mapped roughly as IDNA lookup
 // maps it (invisible characters dropped, compatibility forms and case
 // folded, the ideographic full stops read as dots) and each non-ASCII
@@ -23,7 +23,7 @@ func unicodeHostForm(lower string) (string, bool) {
 	if a, ok := asciiHost(lower); ok {
 		return escapeHost(a)
 	}
-	return escapeHost(lower)
+	return escapeHost(strings.ToLower(lower))
 }
 
 // asciiHost returns the ASCII (punycode) form of a Unicode host name.

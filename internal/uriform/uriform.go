@@ -287,7 +287,11 @@ func hostForm(u *url.URL) (string, bool) {
 	if name == "" {
 		return "", false
 	}
-	lower := strings.ToLower(name)
+	// Only ASCII letters are lower-cased here: Unicode lower-casing would
+	// turn U+0130 into a plain "i", merging two names an HTTP client looks
+	// up as different hosts. unicodeHostForm folds the rest as a lookup
+	// does.
+	lower := LowerASCII(name)
 	if !isASCII(lower) {
 		return unicodeHostForm(lower)
 	}
@@ -561,4 +565,25 @@ func highBytes(set *[256]bool) *[256]bool {
 		set[c] = true
 	}
 	return set
+}
+
+// LowerASCII returns s with the ASCII letters A-Z lower-cased and every
+// other byte as it is, so offsets in the result are offsets in s. Unlike
+// strings.ToLower it never turns a non-ASCII character into an ASCII one
+// (U+0130 into "i", U+212A into "k"), which would make two host names that
+// an HTTP client looks up differently compare equal. It allocates only
+// when s holds an upper-case ASCII letter.
+func LowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }

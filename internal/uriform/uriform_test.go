@@ -103,6 +103,8 @@ func TestHosts(t *testing.T) {
 		{"idna-cjk", "https://例え.テスト/", "https://xn--r8jz45g.xn--zckzah/", "each Unicode label becomes its ASCII form"},
 		{"idna-fullwidth", "https://ｂücher．example/", "https://xn--bcher-kva.example/", "compatibility forms and the full-width stop map as a lookup maps them"},
 		{"idna-invisible", "https://bü\u200bcher.example/", "https://xn--bcher-kva.example/", "an invisible character in a host name is dropped"},
+		{"idna-dotted-capital-i", "https://\u0130nternal.test/", "https://xn--internal-o0e.test/", "U+0130 maps to an i and a combining dot above, as an HTTP client's lookup maps it, not to the plain i of Unicode lower-casing (F2)"},
+		{"idna-kelvin", "https://\u212Aelvin.test/", "https://kelvin.test/", "the Kelvin sign maps to k, as a lookup maps it"},
 		{"idna-unmappable", "https://bü／cher.example/", "https://b%C3%BC%EF%BC%8Fcher.example/", "a label that maps to a slash keeps its escaped spelling"},
 		{"ipv6-zone", "https://[FE80::1%25Eth0]:0443/", "https://[fe80::1%25eth0]/", "an IPv6 zone is kept, lower-cased"},
 		{"ipv6-zone-escapes", "https://[fe80::1%25%41%20é]/", "https://[fe80::1%25a%20é]/", "a zone's ASCII escapes stay escapes, its other bytes stay raw"},

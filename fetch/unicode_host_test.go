@@ -1,0 +1,88 @@
+package fetch
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// TestUnicodeHostDialsNoOtherOrigin pins F2 and F3 for host names that
+// Unicode case mapping and an HTTP client's IDNA lookup read differently:
+// strings.ToLower turns U+0130 (İ) into an ASCII "i", so
+// "http://İnternal.test" compared equal to the origin "http://internal.test",
+// while net/http dialed xn--internal-o0e.test, another domain, and sent the
+// server's token there. Whatever a reference's host holds, the fetcher may
+// dial only the server's origin, and only that origin gets the token.
+func TestUnicodeHostDialsNoOtherOrigin(t *testing.T) {
+	for _, uri := range []string{
+		"http://\u0130nternal.test/blob",  // İ: lower-cases to ASCII i
+		"http://%C4%B0nternal.test/blob",  // the same, percent-encoded
+		"http://INTERNAL.TEST/blob",       // ASCII case: the same origin
+		"http://\u212Anternal.test/blob",  // Kelvin sign: lower-cases to ASCII k
+		"http://\uff49nternal.test/blob",  // full-width i
+		"http://inte\u0280nal.test/blob",  // a letter with no ASCII lower case
+		"http://internal.test\u3002/blob", // ideographic full stop
+	} {
+		t.Run(uri, func(t *testing.T) {
+			var mu sync.Mutex
+			var dialed, auth []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				auth = append(auth, r.Header.Get("Authorization"))
+				mu.Unlock()
+				w.Write([]byte("payload"))
+			}))
+			defer srv.Close()
+			backend := srv.Listener.Addr().String()
+			client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				mu.Lock()
+				dialed = append(dialed, addr)
+				mu.Unlock()
+				var d net.Dialer
+				return d.DialContext(ctx, network, backend) // stands in for name resolution
+			}}}
+			reg, err := refs.New(refs.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers := ServersFunc(func(string) (Server, error) {
+				return Server{Origin: "http://internal.test/mcpl", Token: "s3cret-token"}, nil
+			})
+			f, err := New(reg, servers, NewMemoryStore(), Config{Client: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := convert.Classify([]byte(`{"type":"resource","uri":"` + uri + `"}`))
+			e := reg.Register(t.Context(), convert.Registration{Testimony: b.Testimony, Server: "fixture"})
+			_, ferr := f.Fetch(t.Context(), e.ID, Request{})
+			mu.Lock()
+			defer mu.Unlock()
+			for i, a := range dialed {
+				// DNS names compare without ASCII case; nothing else folds.
+				if asciiLowerForTest(a) != "internal.test:80" {
+					t.Errorf("F2: fetching %q dialed %q; the server's origin is internal.test:80 (fetch error: %v)", uri, a, ferr)
+					if i < len(auth) && auth[i] != "" {
+						t.Errorf("F3: the request to %q carried the server's token", a)
+					}
+				}
+			}
+		})
+	}
+}
+
+// asciiLowerForTest lower-cases the ASCII letters of s and nothing else.
+func asciiLowerForTest(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
