@@ -86,3 +86,18 @@ func asciiLowerForTest(s string) string {
 		return r
 	}, s)
 }
+
+// TestServerlessSpellingDoesNotSteerFetch pins R6 and F2 end to end:
+// serverless content that names a server's uri first, spelled with a
+// trailing dot (the same key, another origin to the fetcher), used to
+// decide where the server's own later reference was fetched from, and
+// the fetch was refused as cross-origin.
+func TestServerlessSpellingDoesNotSteerFetch(t *testing.T) {
+	e := newEnv(t, body([]byte("payload"), "text/plain"))
+	planted := convert.Classify([]byte(`{"type":"resource","uri":"http://127.0.0.1.:` + e.port() + `/payload"}`))
+	e.reg.Register(t.Context(), convert.Registration{Testimony: planted.Testimony})
+	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	if _, err := e.f.Fetch(t.Context(), rec.ID, Request{}); err != nil {
+		t.Errorf("R6/F2: the server's own reference, named first by serverless content in another spelling, failed: %v", err)
+	}
+}

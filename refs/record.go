@@ -12,8 +12,10 @@ import (
 type Record struct {
 	// ID is the opaque reference id a model may name.
 	ID string
-	// URI is the raw uri as first registered. Never show it, log it or put
-	// it in an error.
+	// URI is the raw uri the record is fetched from: the spelling of the
+	// first server whose content named it, or, while no server has, the
+	// spelling first registered. Never show it, log it or put it in an
+	// error.
 	URI string
 	// Testimony is the testimony the record keeps: the latest word of a
 	// server bound to it, or of serverless content while no server is.
@@ -49,7 +51,7 @@ type record struct {
 	prev, next *record // recency order (lru)
 
 	id        string
-	uri       string   // raw uri as first registered
+	uri       string   // raw uri fetched from: the first server's spelling
 	key       string   // canonical uri
 	raws      []string // further spellings the fast path knows
 	testimony convert.Testimony

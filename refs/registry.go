@@ -380,11 +380,39 @@ func (g *Registry) updateLocked(rec *record, r *convert.Registration) (forgotten
 		}
 		return nil
 	}
+	if len(rec.servers) == 0 {
+		g.respellLocked(rec, r.Testimony.URI)
+	}
 	forgotten = g.replaceTestimonyLocked(rec, r.Testimony)
 	if !slices.Contains(rec.servers, r.Server) {
 		rec.servers = append(rec.servers, r.Server)
 	}
 	return forgotten
+}
+
+// respellLocked makes raw, the spelling of the first server to name rec,
+// the record's uri, the one it is fetched from: serverless content that
+// named the uri first, in a spelling of its own (a trailing dot, user
+// information), must not choose where a server's reference is fetched.
+// Every spelling stays findable, by its own index entry or through the
+// key, and each index entry is still rec.uri, rec.key or one of rec.raws,
+// so eviction removes them all. raw shares rec's key.
+func (g *Registry) respellLocked(rec *record, raw string) {
+	if raw == rec.uri {
+		return
+	}
+	old := rec.uri
+	rec.uri = raw
+	if i := slices.Index(rec.raws, raw); i >= 0 {
+		rec.raws[i] = old // both stay indexed
+		return
+	}
+	// raw is the key, or the record already holds as many spellings as
+	// the fast path indexes: the old spelling is found by its key instead.
+	g.byURI[raw] = rec
+	if old != rec.key {
+		g.forgetLocked(old, rec)
+	}
 }
 
 // replaceTestimonyLocked installs new testimony. A saved copy verified
@@ -550,6 +578,9 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 			rec = g.insertLocked(fresh, server)
 			evicted = g.trimLocked()
 		}
+	}
+	if len(rec.servers) == 0 {
+		g.respellLocked(rec, uri)
 	}
 	if !slices.Contains(rec.servers, server) {
 		rec.servers = append(rec.servers, server)

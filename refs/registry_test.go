@@ -906,3 +906,58 @@ func TestSaveMarked(t *testing.T) {
 		t.Errorf("F20: SaveMarked on an unknown id = %v, want ErrGone", err)
 	}
 }
+
+// TestServerSpellingIsFetched pins R6 and F2 for the spelling a record is
+// fetched from: serverless content that names a uri first, in a spelling
+// of its own that shares the key (a trailing dot, an explicit port), must
+// not choose the address a server's later reference is fetched from. A
+// server's first word replaces serverless testimony, and its spelling
+// becomes the record's uri; a later server's spelling does not replace
+// it. Every spelling still finds the record, and none does once it is
+// evicted, however many spellings it collected.
+func TestServerSpellingIsFetched(t *testing.T) {
+	ctx := t.Context()
+	const own = "https://a.example/x"
+	planted := []string{"https://a.example./x", "https://A.example:443/x", "HTTPS://a.example/%78",
+		"https://a.EXAMPLE/x", "https://a.example:443/%78", "https://a.Example/x", "https://A.EXAMPLE/x",
+		"https://a.example.:443/x", "https://a.eXample/x"}
+	for _, n := range []int{1, len(planted)} { // one spelling before; more than the fast path indexes
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			g := newReg(t, refs.Config{Capacity: 1})
+			for _, p := range planted[:n] {
+				g.Register(ctx, from("", plain(p)))
+			}
+			e := g.Register(ctx, from("srv", plain(own)))
+			if rec := mustLookup(t, g, e.ID, "R2"); rec.URI != own {
+				t.Errorf("R6/F2: after serverless %+q, the server's reference is fetched from %+q, want its own spelling %+q", planted[0], rec.URI, own)
+			}
+			g.Register(ctx, from("other", plain("HTTPS://A.EXAMPLE/x")))
+			g.Register(ctx, from("", plain("https://a.example./x")))
+			if rec := mustLookup(t, g, e.ID, "R2"); rec.URI != own {
+				t.Errorf("R6: a later server's or serverless spelling replaced the first server's: %+q", rec.URI)
+			}
+			for _, s := range append([]string{own}, planted[:n]...) {
+				if rec, ok := g.ByURI(s); !ok || rec.ID != e.ID {
+					t.Errorf("N8: ByURI(%+q) = %q, %t; want %q", s, rec.ID, ok, e.ID)
+				}
+			}
+			g.Register(ctx, from("srv", plain(uriN(1)))) // evicts the record
+			for _, s := range append([]string{own}, planted[:n]...) {
+				if rec, ok := g.ByURI(s); ok && rec.ID == e.ID {
+					t.Errorf("R3: ByURI(%+q) still finds the evicted record", s)
+				}
+			}
+		})
+	}
+	t.Run("mark", func(t *testing.T) {
+		g := newReg(t, refs.Config{})
+		g.Register(ctx, from("", plain(planted[0])))
+		e, ok := g.MarkNever(ctx, own, "srv")
+		if !ok {
+			t.Fatal("setup: MarkNever refused")
+		}
+		if rec := mustLookup(t, g, e.ID, "R2"); rec.URI != own {
+			t.Errorf("R6/F2: after serverless %+q, a server's never leaves the record fetched from %+q, want %+q", planted[0], rec.URI, own)
+		}
+	})
+}
