@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/netip"
 	"time"
@@ -230,7 +231,13 @@ func resolve(cfg Config) (settings, error) {
 	s.maxBytes = min(s.maxBytes, s.ceiling)
 	// Encoded bytes may exceed decoded ones only by a coding's overhead; a
 	// stream that sends far more (endless empty gzip members) is stopped.
-	s.wireCeiling = s.ceiling + s.ceiling/64 + 64<<10
+	// The sum saturates: a Ceiling near math.MaxInt64 means no limit.
+	s.wireCeiling = s.ceiling
+	if extra := s.ceiling/64 + 64<<10; s.ceiling <= math.MaxInt64-extra {
+		s.wireCeiling += extra
+	} else {
+		s.wireCeiling = math.MaxInt64
+	}
 	return s, nil
 }
 

@@ -248,8 +248,10 @@ func (w *wireReader) Read(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	if max := w.limit - w.n + 1; int64(len(p)) > max {
-		p = p[:max]
+	// One byte past the limit is read, to see it passed; room+1 is taken
+	// only below len(p), so a limit of math.MaxInt64 does not overflow.
+	if room := w.limit - w.n; int64(len(p)) > room {
+		p = p[:room+1]
 	}
 	n, err := w.r.Read(p)
 	w.n += int64(n)

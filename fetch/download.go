@@ -170,7 +170,7 @@ func (fl *flight) readCap(chunk int) int {
 	fl.mu.Unlock()
 	spent, limit := f.Budget(fl.t.server)
 	bound = max(min(bound, limit-spent), 0)
-	if bound+1 < int64(chunk) {
+	if bound < int64(chunk)-1 { // bound+1 could overflow
 		return int(bound + 1)
 	}
 	return chunk
