@@ -197,9 +197,15 @@ func ended(ctx context.Context, server string, allowed time.Duration) *Failure {
 // ahead (dial, or serve a saved copy). It judges the claimed size against
 // the host ceiling, not a call's max bytes. It dials nothing, asks no mark
 // store and logs nothing, so it is cheap enough for every stub: wire it as
-// convert.Policy{Refusal: fetcher.Refusal}.
+// convert.Policy{Refusal: fetcher.Refusal}. It does ask the host's
+// [Servers] for the reference's server, so a Servers that blocks or panics
+// blocks or panics the view that asked.
 func (f *Fetcher) Refusal(e convert.Entry) string {
 	rec, ok := f.reg.ByURI(e.Testimony.URI)
+	if e.Testimony.URI == "" {
+		// No record is found by an empty uri, though one holds it.
+		rec, ok = f.reg.Lookup(e.ID)
+	}
 	if !ok || rec.ID != e.ID {
 		return failGone("").Clause
 	}

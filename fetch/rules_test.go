@@ -1008,3 +1008,24 @@ func TestUnknownID(t *testing.T) {
 		t.Errorf("requests = %d, want 0", n)
 	}
 }
+
+// TestRefusalOfEmptyURI pins Refusal's promise to give the clause a fetch
+// would be refused with for a reference whose uri is empty: the registry
+// keeps a record for it, but finds no record by the empty uri, so the
+// stub said the host had let go of a reference it still held.
+func TestRefusalOfEmptyURI(t *testing.T) {
+	e := newEnv(t, body(wavBody, ""))
+	rec := e.ref(serverName, `{"type":"resource","uri":""}`)
+	_, err := e.fetch(context.Background(), rec, Request{})
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("fetch of an empty uri = %v, want a *Failure", err)
+	}
+	ent, ok := e.reg.Entry(rec.ID)
+	if !ok {
+		t.Fatal("setup: no entry for the record")
+	}
+	if r := e.f.Refusal(ent); r != f.Clause {
+		t.Errorf("Refusal = %q, want the fetch's clause %q", r, f.Clause)
+	}
+}
