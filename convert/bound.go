@@ -33,8 +33,8 @@ const (
 	// MinViewMax is the smallest ViewMax, in UTF-16 code units: the push
 	// view's JSON text holding one stub of MinStubMax runes, each
 	// counted at its largest JSON cost of two code units, then the
-	// notice of blocks left out with the largest count an int can hold.
-	// The text views and the script view's notice need less.
+	// notice of blocks left out with the largest count an int can hold:
+	// 437. The text views and the script view's notice need less.
 	MinViewMax = viewReserve + 2*MinStubMax
 )
 

@@ -61,7 +61,7 @@ type Policy struct {
 	// It is asked only when the block's own expiry has not passed.
 	Refusal func(Entry) string
 	// Inline, if set, may show a verified payload in a push view in place
-	// of a reference's stub (vector 3). It is asked only about an entry
+	// of a reference's stub. It is asked only about an entry
 	// with a saved copy whose disposition is ref or absent and that no
 	// server marked never; it returns the block to show and true, or false
 	// to keep the stub. The block counts toward the view bound like any

@@ -154,3 +154,11 @@ func TestTypeMaxAboveLabelBound(t *testing.T) {
 		}
 	}
 }
+
+// TestMinViewMaxAsDocumented keeps the number MinViewMax's documentation
+// states equal to the constant, which is computed from unexported ones.
+func TestMinViewMaxAsDocumented(t *testing.T) {
+	if convert.MinViewMax != 437 {
+		t.Errorf("MinViewMax = %d; its documentation says 437", convert.MinViewMax)
+	}
+}

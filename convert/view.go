@@ -42,7 +42,8 @@ func (c *Converter) Policy() Policy { return c.policy }
 // Content is one ingested tool result, push event, channel message or
 // injection: its blocks as the host read them, the claims they make, and
 // the record each reference names. Its views read the records afresh on
-// every call.
+// every call. Only [Converter.Ingest] and [Converter.IngestBlocks] make a
+// usable Content; the zero Content is not.
 type Content struct {
 	c      *Converter
 	src    Source

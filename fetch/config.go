@@ -172,11 +172,20 @@ type Request struct {
 	// ForHost says the host itself will use the bytes (to play audio to
 	// its user, say), never the model or its tools. Such a request fetches
 	// a reference a server marked never; the copy is recorded, but no
-	// view names it and no request for the model is served from it.
+	// view names it and no request for the model is served from it. The
+	// copy goes to the fetcher's Store under the record's id, as every
+	// copy does, and the model sees both the id and, in the stubs of other
+	// saved copies, the store's directory: a host whose model can read
+	// files should keep that directory out of the model's reach, or fetch
+	// never references for itself through a Fetcher with a Store of its
+	// own.
 	ForHost bool
 	// Progress, if set, is called as bytes arrive with the decoded bytes
 	// so far and the reference's claimed size (-1 when it claims none).
-	// It runs on the download's goroutine and must return quickly.
+	// It runs on the download's goroutine and must return quickly: while
+	// it runs the download stands still, and the call that passed it may
+	// not return, even past its deadline, until it does. A panic in
+	// Progress is logged, each time, and the fetch goes on.
 	Progress func(got, claimed int64)
 }
 

@@ -7,7 +7,9 @@ import (
 )
 
 // Code names one kind of fetch failure. Codes are stable strings, fit for
-// logs and metrics, and they are the package's only error values: test a
+// logs and metrics (string(code) is the bare code: a Code formats as its
+// Error text, "fetch: expired"), and they are the package's only error
+// values: test a
 // failure with errors.Is(err, fetch.CodeExpired), or read it with
 // errors.As into a [*Failure]. A [Servers] implementation returns an error
 // wrapping [CodeUnknownServer] or [CodeNoNetworkAddress].
@@ -135,7 +137,8 @@ type Failure struct {
 	// Code names the kind of failure.
 	Code Code
 	// Clause says what happened, in lower case with no final period, for
-	// example "the reference is expired: its expiry time has passed".
+	// example "this reference can no longer be fetched: its claimed expiry
+	// has passed".
 	Clause string
 	// Remedy says what calling again can do.
 	Remedy Remedy
@@ -164,7 +167,8 @@ func fail(code Code, server, clause string) *Failure {
 }
 
 // Error returns the clause prefixed by the package name, for example
-// "fetch: the reference is expired: its expiry time has passed".
+// "fetch: this reference can no longer be fetched: its claimed expiry has
+// passed".
 func (f *Failure) Error() string { return "fetch: " + f.Clause }
 
 // Is reports whether target is the failure's [Code], or the context error

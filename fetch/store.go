@@ -176,7 +176,8 @@ func (p *memoryPending) Abort(context.Context) error {
 // only on Commit, after the fetcher's digest and ceiling checks passed; an
 // aborted copy is removed, so a failed fetch leaves no file behind.
 // Committing a name that exists replaces the file. DirStore is safe for
-// concurrent use and implements [refs.Remover].
+// concurrent use and implements [refs.Remover]. The zero DirStore is not
+// usable; make one with [NewDirStore].
 type DirStore struct {
 	dir  string
 	root *os.Root

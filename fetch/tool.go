@@ -29,7 +29,7 @@ var toolSchema = json.RawMessage(`{"type":"object","properties":{` +
 // Tool is the fetch tool a host offers the model: its name, description
 // and input schema, and a handler that looks the id up, fetches, and
 // words the answer. Everything it answers is safe to show to the model.
-// Get one from [Fetcher.Tool].
+// Get one from [Fetcher.Tool]; the zero Tool is not usable.
 type Tool struct {
 	f *Fetcher
 }

@@ -42,7 +42,8 @@ const DefaultMarkBound = 100_000
 // bound, forgets that server's oldest mark first: a flood of marks from
 // one server evicts only that server's marks, never another's. A key
 // marked by several servers stays marked while any of them holds it. Its
-// methods never fail. It is safe for concurrent use.
+// methods never fail. It is safe for concurrent use. The zero MemoryMarks
+// is not usable; make one with [NewMemoryMarks].
 type MemoryMarks struct {
 	mu       sync.Mutex
 	bound    int

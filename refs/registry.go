@@ -47,9 +47,12 @@ func (r EvictReason) String() string {
 }
 
 // Remover removes a stored copy of a payload. A host that gives one has
-// a copy withdrawn by a never mark deleted, not only forgotten. It is
-// never called with a lock held.
+// a copy withdrawn by a never mark deleted, not only forgotten; copies of
+// evicted records are left to the host (see Config.OnEvict). It is never
+// called with a lock held.
 type Remover interface {
+	// Remove deletes the copy saved at path. Its error is logged; a copy
+	// already gone should not be an error.
 	Remove(ctx context.Context, path string) error
 }
 
@@ -57,13 +60,18 @@ type Remover interface {
 // a negative number is an error in [New], never "unbounded".
 type Config struct {
 	// Capacity bounds the number of records. Zero means DefaultCapacity.
+	// One content naming more references than Capacity evicts its own
+	// first ones, and every other record, on the way.
 	// New reserves map room for Capacity records, or for 16,384 when
 	// Capacity is larger (about 1.7 MB), so filling the registry does not
 	// grow its maps while callers wait.
 	Capacity int
 	// OnEvict, if set, is called with a snapshot of each record that
 	// leaves the registry and the reason. It runs after the registry's lock
-	// is released, on the goroutine whose call caused the eviction.
+	// is released, on the goroutine whose call caused the eviction. A
+	// saved copy outlives its record: the registry deletes no file when a
+	// record leaves, so a host that wants its store bounded removes
+	// Record.Copy.Path here (a DirStore's Remove does).
 	OnEvict func(Record, EvictReason)
 	// Marks, if set, keeps never marks beyond this registry's memory (on
 	// disk, in a shared database). Nil keeps them in memory only, for the

@@ -114,6 +114,7 @@ type Stats struct {
 // A Capture is safe for concurrent use. One Capture may serve many
 // connections; results taken by context never mix, while ids repeat
 // across connections, so take by id only with one connection per Capture.
+// The zero Capture is not usable; make one with [New].
 type Capture struct {
 	maxBytes   int
 	maxPending int
