@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,6 +72,10 @@ type Policy struct {
 	Now func() time.Time
 }
 
+// ErrBadConfig is matched (errors.Is) by every error [New] returns: a nil
+// Registrar or a [Policy] it refuses. The error's text names the field.
+var ErrBadConfig = errors.New("convert: bad config")
+
 // check refuses a negative bound (zero means the default, and no bound is
 // ever "none") and a stub or view bound below its minimum.
 func (p Policy) check() error {
@@ -79,14 +84,14 @@ func (p Policy) check() error {
 		v    int
 	}{{"NameMax", p.NameMax}, {"TypeMax", p.TypeMax}, {"StubMax", p.StubMax}, {"ViewMax", p.ViewMax}} {
 		if f.v < 0 {
-			return fmt.Errorf("convert: Policy.%s is negative", f.name)
+			return fmt.Errorf("%w: Policy.%s is negative", ErrBadConfig, f.name)
 		}
 	}
 	if p.StubMax != 0 && p.StubMax < MinStubMax {
-		return fmt.Errorf("convert: Policy.StubMax %d is below MinStubMax (%d), too small for the host's own notices", p.StubMax, MinStubMax)
+		return fmt.Errorf("%w: Policy.StubMax %d is below MinStubMax (%d), too small for the host's own notices", ErrBadConfig, p.StubMax, MinStubMax)
 	}
 	if p.ViewMax != 0 && p.ViewMax < MinViewMax {
-		return fmt.Errorf("convert: Policy.ViewMax %d is below MinViewMax (%d), too small for a whole stub and the count of blocks left out", p.ViewMax, MinViewMax)
+		return fmt.Errorf("%w: Policy.ViewMax %d is below MinViewMax (%d), too small for a whole stub and the count of blocks left out", ErrBadConfig, p.ViewMax, MinViewMax)
 	}
 	return nil
 }

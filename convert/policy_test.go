@@ -2,6 +2,7 @@ package convert_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -160,5 +161,32 @@ func TestTypeMaxAboveLabelBound(t *testing.T) {
 func TestMinViewMaxAsDocumented(t *testing.T) {
 	if convert.MinViewMax != 437 {
 		t.Errorf("MinViewMax = %d; its documentation says 437", convert.MinViewMax)
+	}
+}
+
+// TestNewRefusals pins convert.New's refusals: each is an error that
+// matches ErrBadConfig, a Registrar that is a nil pointer included, which
+// used to pass the nil check and panic in the first Ingest.
+func TestNewRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		reg  convert.Registrar
+		p    convert.Policy
+	}{
+		{"nil Registrar", nil, convert.Policy{}},
+		{"nil *refs.Registry", (*refs.Registry)(nil), convert.Policy{}},
+		{"negative NameMax", newRegistry(t), convert.Policy{NameMax: -1}},
+		{"StubMax below the minimum", newRegistry(t), convert.Policy{StubMax: convert.MinStubMax - 1}},
+		{"ViewMax below the minimum", newRegistry(t), convert.Policy{ViewMax: convert.MinViewMax - 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := convert.New(tc.reg, tc.p)
+			if err == nil || c != nil {
+				t.Fatalf("New = %v, %v; want an error and no Converter", c, err)
+			}
+			if !errors.Is(err, convert.ErrBadConfig) {
+				t.Errorf("New's error %v does not match ErrBadConfig", err)
+			}
+		})
 	}
 }

@@ -3,11 +3,12 @@ package convert
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/mcplrefs/refcore/internal/nilness"
 	"github.com/mcplrefs/refcore/label"
 )
 
@@ -22,12 +23,13 @@ type Converter struct {
 }
 
 // New returns a Converter that registers in reg under policy p. A zero
-// Policy is the safe default. New fails when reg is nil, when a bound of
-// p is negative, and when p sets StubMax below MinStubMax or ViewMax
-// below MinViewMax.
+// Policy is the safe default. New fails, with an error matching
+// [ErrBadConfig], when reg is nil (or a nil pointer), when a bound of p
+// is negative, and when p sets StubMax below MinStubMax or ViewMax below
+// MinViewMax.
 func New(reg Registrar, p Policy) (*Converter, error) {
-	if reg == nil {
-		return nil, errors.New("convert: New needs a Registrar (such as a *refs.Registry)")
+	if nilness.Is(reg) {
+		return nil, fmt.Errorf("%w: New needs a Registrar (such as a *refs.Registry)", ErrBadConfig)
 	}
 	if err := p.check(); err != nil {
 		return nil, err

@@ -34,6 +34,8 @@ const (
 	// DefaultChunkSize is the streaming buffer size, the fastest in
 	// BenchmarkFetchChunk (against 32 KiB: 1,426 against 1,298 MB/s).
 	DefaultChunkSize = 128 << 10
+	// MaxChunkSize is the largest ChunkSize [New] accepts.
+	MaxChunkSize = 16 << 20
 )
 
 // Config sets up a [Fetcher]. Its zero value is the safe default for every
@@ -89,7 +91,8 @@ type Config struct {
 	Now func() time.Time
 	// ChunkSize is the streaming buffer size in bytes. A download holds
 	// about 1 MiB of such buffers (two, when a chunk is larger), whatever
-	// the payload's size. Zero means DefaultChunkSize.
+	// the payload's size. Zero means DefaultChunkSize; past MaxChunkSize
+	// it is an error.
 	ChunkSize int
 }
 
@@ -211,8 +214,9 @@ type settings struct {
 	wireCeiling  int64
 }
 
-// errBadConfig prefixes a Config field New refuses.
-var errBadConfig = errors.New("fetch: bad config")
+// ErrBadConfig is matched (errors.Is) by every error [New] returns: a nil
+// argument or a [Config] it refuses. The error's text names the field.
+var ErrBadConfig = errors.New("fetch: bad config")
 
 func resolve(cfg Config) (settings, error) {
 	for _, f := range []struct {
@@ -224,8 +228,11 @@ func resolve(cfg Config) (settings, error) {
 		{"EagerCeiling", cfg.EagerCeiling}, {"EagerCap", int64(cfg.EagerCap)}, {"ChunkSize", int64(cfg.ChunkSize)},
 	} {
 		if f.v < 0 {
-			return settings{}, fmt.Errorf("%w: %s is negative", errBadConfig, f.name)
+			return settings{}, fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
 		}
+	}
+	if cfg.ChunkSize > MaxChunkSize {
+		return settings{}, fmt.Errorf("%w: ChunkSize %d is past MaxChunkSize (%d)", ErrBadConfig, cfg.ChunkSize, MaxChunkSize)
 	}
 	s := settings{
 		maxBytes:     orDefault(cfg.MaxBytes, DefaultMaxBytes),

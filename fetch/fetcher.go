@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/nilness"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -45,11 +47,11 @@ type Fetcher struct {
 func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher, error) {
 	switch {
 	case reg == nil:
-		return nil, errors.New("fetch: New needs a registry")
-	case servers == nil:
-		return nil, errors.New("fetch: New needs a Servers")
-	case store == nil:
-		return nil, errors.New("fetch: New needs a Store (fetch.NewDirStore, or a store of the host's own)")
+		return nil, fmt.Errorf("%w: New needs a registry", ErrBadConfig)
+	case nilness.Is(servers):
+		return nil, fmt.Errorf("%w: New needs a Servers", ErrBadConfig)
+	case nilness.Is(store):
+		return nil, fmt.Errorf("%w: New needs a Store (fetch.NewDirStore, or a store of the host's own)", ErrBadConfig)
 	}
 	set, err := resolve(cfg)
 	if err != nil {

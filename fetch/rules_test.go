@@ -56,13 +56,23 @@ func TestNew(t *testing.T) {
 		{"negative EagerCeiling", reg, servers, store, Config{EagerCeiling: -1}},
 		{"negative EagerCap", reg, servers, store, Config{EagerCap: -1}},
 		{"negative ChunkSize", reg, servers, store, Config{ChunkSize: -1}},
+		{"ChunkSize past MaxChunkSize", reg, servers, store, Config{ChunkSize: MaxChunkSize + 1}},
+		{"nil ServersFunc", reg, ServersFunc(nil), store, Config{}},
+		{"nil *DirStore", reg, servers, (*DirStore)(nil), Config{}},
+		{"nil *MemoryStore", reg, servers, (*MemoryStore)(nil), Config{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := New(tt.reg, tt.servers, tt.store, tt.cfg)
 			if err == nil || f != nil {
 				t.Errorf("New = %v, %v; want an error and no Fetcher", f, err)
 			}
+			if !errors.Is(err, ErrBadConfig) {
+				t.Errorf("New's error %v does not match ErrBadConfig", err)
+			}
 		})
+	}
+	if _, err := New(reg, servers, store, Config{ChunkSize: MaxChunkSize}); err != nil {
+		t.Errorf("New with ChunkSize MaxChunkSize = %v, want a Fetcher", err)
 	}
 }
 
