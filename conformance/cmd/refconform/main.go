@@ -174,6 +174,10 @@ Reads one content block, an array of blocks, or a whole tool result
 left out, and prints what a model would see of it: the history text of a
 tool result, then the wake text and blocks of a push event carrying the
 same content. Nothing is fetched; reference ids are stable run to run.
+No fetcher is wired, so a stub offers a fetch the fetcher would refuse
+(a uri with a user name, a scheme other than http or https, another
+origin than the server's): a host that wires Fetcher.Refusal says
+"not fetchable" there.
 
 Flags:
   -server NAME  the server the content came from (default example-server)
