@@ -381,6 +381,9 @@ func failDigest(server, claimed, got string) *Failure {
 }
 
 func failTimeout(server string, allowed time.Duration) *Failure {
+	if allowed < time.Millisecond { // the caller's deadline, already passed
+		return fail(CodeTimeout, server, "the call's deadline had passed before the fetch could begin")
+	}
 	return fail(CodeTimeout, server, "the fetch took longer than the "+secondsText(allowed)+" it was allowed")
 }
 

@@ -84,6 +84,8 @@ type failCase struct {
 	// aborts is how many times the store's Abort must have been called at
 	// least, for the stores that count them.
 	aborts int32
+	// late is set for a call whose context's deadline has passed already.
+	late bool
 }
 
 func failCases(t *testing.T) []failCase {
@@ -277,6 +279,9 @@ func failCases(t *testing.T) []failCase {
 			}),
 			block: blk(""), req: Request{Timeout: 200 * time.Millisecond},
 			code: CodeTimeout, remedy: RemedyTryLater, requests: 1},
+		{name: "deadline-passed", reason: "F12: a call whose deadline had passed before it began says so, not \"0 seconds\"",
+			handler: fixed(body(wavBody, "")), block: blk(""), late: true,
+			code: CodeTimeout, remedy: RemedyTryLater, requests: 0},
 		{name: "canceled", reason: "the caller's own cancellation",
 			handler: func(e *env) http.HandlerFunc {
 				return func(w http.ResponseWriter, r *http.Request) {
@@ -401,6 +406,11 @@ func TestFailures(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			e.cancel = cancel
+			if tc.late {
+				var stop context.CancelFunc
+				ctx, stop = context.WithDeadline(ctx, time.Now().Add(-time.Second))
+				defer stop()
+			}
 
 			res, err := e.fetch(ctx, e.rec, tc.req)
 			if err == nil {
