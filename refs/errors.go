@@ -3,6 +3,7 @@ package refs
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Errors a [Registry] returns. Test for them with errors.Is.
@@ -30,13 +31,18 @@ type UnknownError struct {
 	ID string
 }
 
-// Error reads "unknown reference: <id>", the id quoted and cut to 64
-// bytes, so text a caller passed cannot reshape the message. It is safe to
-// show to a model: it holds nothing but the id the model gave.
+// Error reads "unknown reference: <id>", the id quoted and cut to at most
+// 64 bytes of whole characters, so text a caller passed cannot reshape the
+// message. It is safe to show to a model: it holds nothing but the id the
+// model gave.
 func (e *UnknownError) Error() string {
 	id := e.ID
 	if len(id) > 64 {
-		id = id[:64]
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		id = id[:cut]
 	}
 	return "unknown reference: " + strconv.Quote(id)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -960,4 +961,18 @@ func TestServerSpellingIsFetched(t *testing.T) {
 			t.Errorf("R6/F2: after serverless %+q, a server's never leaves the record fetched from %+q, want %+q", planted[0], rec.URI, own)
 		}
 	})
+}
+
+// TestUnknownErrorCutsWholeCharacters pins R4's bounded message for an id
+// longer than the cut: the cut never splits a UTF-8 sequence, which
+// strconv.Quote would show as a stray byte escape.
+func TestUnknownErrorCutsWholeCharacters(t *testing.T) {
+	id := strings.Repeat("a", 63) + "€€"
+	msg := (&refs.UnknownError{ID: id}).Error()
+	if strings.Contains(msg, `\x`) {
+		t.Errorf("R4: error text %s holds a cut byte", msg)
+	}
+	if want := "unknown reference: " + strconv.Quote(strings.Repeat("a", 63)); msg != want {
+		t.Errorf("R4: error text = %s, want %s", msg, want)
+	}
 }
