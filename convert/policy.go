@@ -68,7 +68,9 @@ type Policy struct {
 	// to keep the stub. The block counts toward the view bound like any
 	// other. Text views (history, wake) always show the stub.
 	Inline func(Entry) (ModelBlock, bool)
-	// Now is the clock for expiry; nil means time.Now.
+	// Now is the clock for expiry; nil means time.Now. A host that sets
+	// it sets the fetcher's clock (fetch.Config.Now) to the same, or a stub
+	// may offer a fetch the fetcher refuses as expired.
 	Now func() time.Time
 }
 

@@ -87,7 +87,8 @@ type Config struct {
 	// its detail, and every fetched copy. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock that judges expiry and budget windows. Nil means
-	// time.Now. Deadlines always use the real clock.
+	// time.Now. Deadlines always use the real clock. A host that sets it
+	// sets the converter's clock (convert.Policy.Now) to the same.
 	Now func() time.Time
 	// ChunkSize is the streaming buffer size in bytes. A download holds
 	// about 1 MiB of such buffers (two, when a chunk is larger), whatever
