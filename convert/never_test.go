@@ -1182,3 +1182,42 @@ func TestNeverWindowsPathMarkedEarlier(t *testing.T) {
 		t.Errorf("N7 a marked Windows path shows in later content:\n%s", ct.History())
 	}
 }
+
+// TestNeverCoversUnicodeHostRespellings pins N8 for hosts whose key is
+// their written form, ASCII letters lower-cased (a label the IDNA mapping
+// cannot take, bytes that are not UTF-8): a never on one spelling
+// withholds the spellings that differ in ASCII case, a default port or
+// the scheme's case, in a text and as a reference. A fallback that
+// lower-cased with Unicode rules made keys that did not key to
+// themselves, and each spelling was keyed by its raw text.
+func TestNeverCoversUnicodeHostRespellings(t *testing.T) {
+	for _, tc := range []struct{ never, shown string }{
+		{"http://\u0130_x.\u00fc/doc?sig=NEVER-SIG", "http://\u0130_X.\u00fc/doc?sig=NEVER-SIG"},
+		{"http://\u0130_x.\u00fc/doc?sig=NEVER-SIG", "http://\u0130_x.\u00fc:80/doc?sig=NEVER-SIG"},
+		{"http://\u0130_x.\u00fc/doc?sig=NEVER-SIG", "HTTP://\u0130_x.\u00fc/doc?sig=NEVER-SIG"},
+		{"http://%FF.test/doc?sig=NEVER-SIG", "http://%ff.test/doc?sig=NEVER-SIG"},
+		{"http://%FF.test/doc?sig=NEVER-SIG", "http://%FF.TEST/doc?sig=NEVER-SIG"},
+		{"https://xn--fa-hia.test/doc?sig=NEVER-SIG", "https://fa\u00df.test/doc?sig=NEVER-SIG"},
+		{"https://fa\u00df.test/doc?sig=NEVER-SIG", "https://xn--fa-hia.test/doc?sig=NEVER-SIG"},
+		{"https://xn--0xaajbq.test/doc?sig=NEVER-SIG", "https://\u03c3\u03bf\u03c6\u03bf\u03c2.test/doc?sig=NEVER-SIG"},
+	} {
+		t.Run(tc.shown, func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			src := convert.Source{Server: "s", Tool: "t"}
+			c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+tc.never+`","disposition":"never"}`), src)
+			for _, blocks := range [][]string{
+				{textBlock(t, "see "+tc.shown+" now")},
+				{`{"type":"resource","uri":"` + tc.shown + `"}`},
+			} {
+				ct := c.Ingest(t.Context(), raws(blocks...), src)
+				for _, v := range views(t, ct) {
+					if strings.Contains(v, "NEVER-SIG") {
+						t.Errorf("N8: after a never on %q, a view shows %q:\n%s", tc.never, tc.shown, v)
+						break
+					}
+				}
+			}
+		})
+	}
+}

@@ -25,6 +25,10 @@ func FuzzCanonical(f *testing.F) {
 		"https://h//secret", "https://h/p? #",
 		"https://h.example/a%2fb?x=%3d#f", "https://bücher.example/p", "https://[fe80::1%25Eth0]:0443/",
 		"https://u:p@h/a", "https://h/caf%C3%A9?q=é", "https://h/a!b c", "http://h./..//a/%2E%2E/b?",
+		// Hosts an outside review keyed apart from, or together with,
+		// what the client looks up.
+		"http://fa\u00df.test/", "http://\u03c3\u03bf\u03c6\u03bf\u03c2.test/", "http://\u0130_x.\u00fc/doc",
+		"http://%FF.test/", "http://[fe80::1%25ETH0]:8080/",
 	} {
 		f.Add(s)
 	}
@@ -60,8 +64,8 @@ func FuzzCanonical(f *testing.F) {
 }
 
 // sentAs describes the request Go's HTTP client makes for a uri: origin
-// (scheme, lower-cased host, port with the default filled in) and request
-// line. It reports false when the client would make none, for uris with
+// (scheme, host with its ASCII letters lower-cased, port with the default
+// filled in) and request line. It reports false when the client would make none, for uris with
 // user information, which the key keeps apart on purpose (the fetcher
 // refuses them before any request), and for uris whose host name is empty
 // or made only of dots, white space and invisible characters, which the
@@ -84,7 +88,14 @@ func sentAs(uri string) (string, bool) {
 	case scheme != "http" && scheme != "https":
 		return "", false
 	}
-	return scheme + "://" + strings.ToLower(req.URL.Hostname()) + " port " + port + " " + req.URL.RequestURI(), true
+	// The name is compared as a resolver compares it: ASCII letters in
+	// any case, every other byte as it is, and an IPv6 zone (an interface
+	// name) in its case.
+	host := LowerASCII(req.URL.Hostname())
+	if addr, zone, ok := strings.Cut(req.URL.Hostname(), "%"); ok && strings.HasPrefix(req.URL.Host, "[") {
+		host = LowerASCII(addr) + "%" + zone
+	}
+	return scheme + "://" + host + " port " + port + " " + req.URL.RequestURI(), true
 }
 
 type respelling struct {

@@ -11,19 +11,41 @@ import (
 )
 
 // unicodeHostForm keys a host name that holds non-ASCII characters (given
-// with its ASCII letters lower-cased). An HTTP client looks such a name up by its ASCII form, so
-// the key uses that form too: the name is mapped roughly as IDNA lookup
-// maps it (invisible characters dropped, compatibility forms and case
-// folded, the ideographic full stops read as dots) and each non-ASCII
-// label is written as "xn--" and its punycode. The mapping is a subset of
-// the standard's table; where it is not enough (a label that maps to
-// characters no host name may hold, or one too long to encode) the name
-// is written percent-encoded instead, which is as stable.
+// with its ASCII letters lower-cased). An HTTP client looks such a name
+// up by its ASCII form, so the key uses that form too: the name is mapped
+// roughly as IDNA lookup maps it (invisible characters dropped,
+// compatibility forms and case folded, the ideographic full stops read as
+// dots) and each non-ASCII label is written as "xn--" and its punycode.
+// The mapping is a subset of the standard's table. Where it is not enough
+// (a label that maps to characters no host name may hold, or one too long
+// to encode) the client looks the name up as it is written, and so does
+// the key: percent-encoded, with nothing but its ASCII letters
+// lower-cased, which is as stable.
 func unicodeHostForm(lower string) (string, bool) {
 	if a, ok := asciiHost(lower); ok {
 		return escapeHost(a)
 	}
-	return escapeHost(strings.ToLower(lower))
+	return escapeHost(lower)
+}
+
+// lookupFold folds case as an HTTP client's IDNA lookup does. That lookup
+// is not transitional: a lower-case sharp s (U+00DF) and a final sigma
+// (U+03C2) stay as they are, while their capitals fold ("ẞ" to "ss", "Σ"
+// to "σ"). Full case folding would turn "faß" into "fass", which the
+// client looks up as another host.
+func lookupFold(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(s, "\u00df\u03c2")
+		if i < 0 {
+			b.WriteString(cases.Fold().String(s))
+			return b.String()
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(cases.Fold().String(s[:i]))
+		b.WriteString(s[i : i+n])
+		s = s[i+n:]
+	}
 }
 
 // asciiHost returns the ASCII (punycode) form of a Unicode host name.
@@ -40,7 +62,7 @@ func asciiHost(name string) (string, bool) {
 		}
 		return r
 	}, name)
-	name = norm.NFKC.String(cases.Fold().String(norm.NFKC.String(name)))
+	name = norm.NFKC.String(lookupFold(norm.NFKC.String(name)))
 	// A compatibility form can decompose to an upper-case letter.
 	name = strings.TrimRight(strings.ToLower(name), ".")
 	if name == "" {

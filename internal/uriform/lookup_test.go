@@ -1,0 +1,98 @@
+package uriform
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// lookupHost returns the host name net/http dials for a request to
+// http://host/, ASCII letters lower-cased (DNS ignores their case), or ""
+// when the client refuses the name.
+func lookupHost(t *testing.T, host string) string {
+	t.Helper()
+	var addr string
+	tr := &http.Transport{DialContext: func(_ context.Context, _, a string) (net.Conn, error) {
+		addr = a
+		return nil, errors.New("not dialing")
+	}}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest("GET", "http://"+host+"/", nil)
+	if err != nil {
+		return ""
+	}
+	tr.RoundTrip(req)
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return LowerASCII(h)
+}
+
+// keyHost returns the host of the key of http://host/.
+func keyHost(host string) string {
+	u, err := url.Parse(Canonical("http://" + host + "/"))
+	if err != nil {
+		return "unparsed:" + host
+	}
+	return u.Host
+}
+
+// TestHostKeysFollowHTTPLookup pins the key's host against the name an
+// HTTP client actually looks up (net/http's IDNA lookup, which is not
+// transitional: ß and final sigma stay). Two spellings the client looks
+// up as one host share a key (N8: a never on one withholds the other),
+// and two spellings it looks up as different hosts never do (R2, F2: one
+// server's reference cannot be another's record). Names the client
+// refuses are left out of the second rule, since a record for one cannot
+// be fetched at all, and so are names its IDNA lookup refuses and it then
+// looks up as written, in UTF-8 (a joiner or a direction mark in a
+// label): no registry hands out such a name, so only the owner of the
+// zone above can make it resolve, and the key may merge it with the name
+// without the mark.
+func TestHostKeysFollowHTTPLookup(t *testing.T) {
+	hosts := []string{
+		"fa\u00df.test", "fass.test", "FASS.test", "xn--fa-hia.test", "FA\u1e9e.test",
+		"\u03c3\u03bf\u03c6\u03bf\u03c2.test", "\u03c3\u03bf\u03c6\u03bf\u03c3.test", "\u03a3\u039f\u03a6\u039f\u03a3.test",
+		"\u0130nternal.test", "internal.test", "xn--internal-o0e.test", "i\u0307nternal.test", "INTERNAL.test",
+		"\u212aelvin.test", "kelvin.test", "\uff49nternal.test",
+		"b\u00fccher.test", "B\u00dcCHER.test", "xn--bcher-kva.test", "b\u00fc\u200bcher.test", "bu\u0308cher.test",
+		"\u4f8b\u3048.\u30c6\u30b9\u30c8", "xn--r8jz45g.xn--zckzah", "\u4f8b\u3048\u3002\u30c6\u30b9\u30c8",
+		"\u0130_x.\u00fc", "\u0130_X.\u00fc", "i\u0307_x.\u00fc", "%FF.test", "%ff.TEST",
+		"a\u200db.test", "a\u200cb.test", "ab.test", "xn--ab-m1t.test", "\u0627\u200c\u0628.test", "\u0627\u0628.test",
+	}
+	look := map[string]string{}
+	key := map[string]string{}
+	for _, h := range hosts {
+		look[h], key[h] = lookupHost(t, h), keyHost(h)
+		if again := keyHost(key[h]); again != key[h] {
+			t.Errorf("the key of %+q is not stable: %q, then %q", h, key[h], again)
+		}
+	}
+	for i, a := range hosts {
+		for _, b := range hosts[i+1:] {
+			sameLook := look[a] != "" && look[a] == look[b]
+			sameKey := key[a] == key[b]
+			switch {
+			case sameLook && !sameKey:
+				t.Errorf("N8: %+q and %+q are both looked up as %q, but key as %q and %q", a, b, look[a], key[a], key[b])
+			case sameKey && registrable(look[a]) && registrable(look[b]) && look[a] != look[b]:
+				t.Errorf("R2/F2: %+q and %+q share the key %q, but are looked up as %q and %q", a, b, key[a], look[a], look[b])
+			}
+		}
+	}
+}
+
+// registrable reports whether a looked-up name is one a registry could
+// have handed out: not refused, and ASCII.
+func registrable(look string) bool {
+	for i := 0; i < len(look); i++ {
+		if look[i] >= 0x80 {
+			return false
+		}
+	}
+	return look != ""
+}
