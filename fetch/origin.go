@@ -81,8 +81,14 @@ func originOf(u *url.URL) (origin, bool) {
 	// Only ASCII letters are lower-cased. Unicode case mapping would turn
 	// U+0130 and U+212A into an ASCII "i" and "k", so a host the HTTP
 	// client looks up by another (IDNA) name would compare equal to the
-	// server's; any other byte compares as it is.
-	host := uriform.LowerASCII(u.Hostname())
+	// server's; any other byte compares as it is. An IPv6 zone keeps its
+	// case: interface names are case-sensitive.
+	host := u.Hostname()
+	if addr, zone, ok := strings.Cut(host, "%"); ok && strings.HasPrefix(u.Host, "[") {
+		host = uriform.LowerASCII(addr) + "%" + zone
+	} else {
+		host = uriform.LowerASCII(host)
+	}
 	if host == "" {
 		return origin{}, false
 	}

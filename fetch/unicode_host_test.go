@@ -101,3 +101,48 @@ func TestServerlessSpellingDoesNotSteerFetch(t *testing.T) {
 		t.Errorf("R6/F2: the server's own reference, named first by serverless content in another spelling, failed: %v", err)
 	}
 }
+
+// TestZoneCaseIsAnotherLink pins F2 and F3 for an IPv6 zone: interface
+// names are case-sensitive, so [fe80::1%ETH0] is another link than the
+// server's [fe80::1%eth0], and the token must not go there. Lower-casing
+// the whole host name made them one origin.
+func TestZoneCaseIsAnotherLink(t *testing.T) {
+	var mu sync.Mutex
+	var dialed []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("payload")) }))
+	defer srv.Close()
+	backend := srv.Listener.Addr().String()
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialed = append(dialed, addr)
+		mu.Unlock()
+		var d net.Dialer
+		return d.DialContext(ctx, network, backend)
+	}}}
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := ServersFunc(func(string) (Server, error) {
+		return Server{Origin: "http://[fe80::1%25eth0]:8080/mcpl", Token: "s3cret-token"}, nil
+	})
+	f, err := New(reg, servers, NewMemoryStore(), Config{Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{"http://[fe80::1%25ETH0]:8080/blob", "http://[FE80::1%25eth0]:8080/blob"} {
+		b := convert.Classify([]byte(`{"type":"resource","uri":"` + uri + `"}`))
+		e := reg.Register(t.Context(), convert.Registration{Testimony: b.Testimony, Server: "fixture"})
+		f.Fetch(t.Context(), e.ID, Request{})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range dialed {
+		if a != "[fe80::1%eth0]:8080" && a != "[FE80::1%eth0]:8080" {
+			t.Errorf("F2/F3: dialed %q with the token of the server at [fe80::1%%eth0]:8080", a)
+		}
+	}
+	if len(dialed) != 1 {
+		t.Errorf("dialed %q; want one fetch, of the spelling that differs only in the address's case", dialed)
+	}
+}

@@ -340,7 +340,7 @@ func ipv6Form(name string) (string, bool) {
 	b.WriteString(addr.WithZone("").String())
 	if zone := addr.Zone(); zone != "" {
 		b.WriteString("%25")
-		writeEscaped(&b, strings.ToLower(zone), zoneKeep)
+		writeEscaped(&b, zone, zoneKeep) // interface names are case-sensitive
 	}
 	b.WriteByte(']')
 	return b.String(), true
