@@ -1221,3 +1221,35 @@ func TestNeverCoversUnicodeHostRespellings(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverWordsSayWhoseMark pins the words of a withheld stub (N1, N7):
+// "its server" only for a mark the content's own server made, "a server"
+// for another server's mark, and neither while the mark store could not
+// be read when the reference arrived, which is no server's word.
+func TestNeverWordsSayWhoseMark(t *testing.T) {
+	const own, other, unread = "its server marked it never", "a server marked it never", "could not read its never marks"
+	ref := `{"type":"resource","uri":"` + neverURI + `"}`
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	for _, tc := range []struct {
+		name       string
+		reg        func(testing.TB) *refs.Registry
+		first      string // content of server "y" ingested first, if any
+		block      string // then content of server "x"
+		want, nots string
+	}{
+		{"own never", newRegistry, "", never, own, unread},
+		{"another server's never", newRegistry, never, ref, other, own},
+		{"store unreadable", func(tb testing.TB) *refs.Registry { return mustRegistry(tb, refs.Config{Marks: downStore{}}) }, "", ref, unread, "marked it never"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustConverter(t, tc.reg(t), convert.Policy{})
+			if tc.first != "" {
+				c.Ingest(t.Context(), raws(tc.first), convert.Source{Server: "y", Tool: "t"})
+			}
+			h := c.Ingest(t.Context(), raws(tc.block), convert.Source{Server: "x", Tool: "t"}).History()
+			if !strings.Contains(h, tc.want) || strings.Contains(h, tc.nots) {
+				t.Errorf("N1/N7: the stub reads %q; want %q in it and not %q", h, tc.want, tc.nots)
+			}
+		})
+	}
+}

@@ -73,6 +73,16 @@ type Entry struct {
 	Testimony Testimony
 	// Never is set once a server's never marked the record.
 	Never bool
+	// NeverBy names the server whose content marked the record never in
+	// this registry, or is "" when the mark came from elsewhere (a mark
+	// store, a record since evicted) or there is none. Views use it only
+	// to word a stub: "its server" when it is the content's own server,
+	// "a server" otherwise. It is never shown.
+	NeverBy string
+	// NeverUnconfirmed is set while Never rests only on a mark store that
+	// could not be read when the record was made: no server is known to
+	// have marked it. The record stays withheld all the same.
+	NeverUnconfirmed bool
 	// Copy describes the verified copy the host holds, or is nil. A view
 	// never shows the copy of a record marked never.
 	Copy *Copy

@@ -119,9 +119,15 @@ func formatSize(n int64) string {
 // server's never withholds.
 const neverWords = "its server marked it never, so neither the model nor its tools may receive it"
 
-// markedWords is neverWords for content no server sent: the mark it
-// shows was made by a server, but not by the content's own.
+// markedWords is neverWords where the mark is not known to be the
+// content's own server's: content no server sent, a mark another server
+// made, or one the mark store reported.
 const markedWords = "a server marked it never, so neither the model nor its tools may receive it"
+
+// uncheckedWords ends a stub for a record withheld because the mark store
+// could not be read when it was made: no server is known to have marked
+// it.
+const uncheckedWords = "this host could not read its never marks when the reference arrived, so neither the model nor its tools may receive it"
 
 // askedWords ends a notice for what serverless content withholds on its
 // own word: no server marked it, the content itself asked.
@@ -200,7 +206,9 @@ type nextStep struct {
 // next decides what entry e offers after its facts, in content from src.
 func (c *Converter) next(e Entry, src Source) nextStep {
 	switch {
-	case e.Never && src.Server == "":
+	case e.Never && e.NeverUnconfirmed:
+		return nextStep{withheld: true, why: uncheckedWords}
+	case e.Never && (src.Server == "" || e.NeverBy != src.Server):
 		return nextStep{withheld: true, why: markedWords}
 	case e.Never:
 		return nextStep{withheld: true, why: neverWords}

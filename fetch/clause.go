@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/label"
+	"github.com/mcplrefs/refcore/refs"
 )
 
 // This file words every failure the fetcher reports. A clause may reach
@@ -94,6 +95,22 @@ func failNegativeMax(n int64) *Failure {
 func failWithheld(server string) *Failure {
 	return fail(CodeWithheld, server,
 		"a server asked that this reference's content never reach the model or its tools, so this host does not fetch it for them")
+}
+
+// failUnchecked is failWithheld for a record withheld only because the
+// mark store could not be read when it was made: no server is known to
+// have marked it.
+func failUnchecked(server string) *Failure {
+	return fail(CodeWithheld, server,
+		"this host could not read its never marks when the reference arrived, so it does not fetch it for the model or its tools")
+}
+
+// withheld is the failure for a record a never withholds from the model.
+func withheld(rec refs.Record) *Failure {
+	if rec.NeverUnconfirmed {
+		return failUnchecked(rec.Server())
+	}
+	return failWithheld(rec.Server())
 }
 
 func failWithheldDuring(server string) *Failure {

@@ -130,7 +130,7 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	}
 	forModel := !req.ForHost && !f.fetchNever
 	if forModel && (rec.Never || f.reg.Marked(ctx, rec.URI)) {
-		return f.failed(ctx, rec, failWithheld(rec.Server()))
+		return f.failed(ctx, rec, withheld(rec))
 	}
 	if res, ok := servable(rec, forModel); ok {
 		return res, nil
@@ -212,7 +212,7 @@ func (f *Fetcher) Refusal(e convert.Entry) string {
 		return failGone("").Clause
 	}
 	if !f.fetchNever && rec.Never {
-		return failWithheld(rec.Server()).Clause
+		return withheld(rec).Clause
 	}
 	if _, ok := servable(rec, !f.fetchNever); ok {
 		return ""

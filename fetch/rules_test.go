@@ -1039,3 +1039,33 @@ func TestRefusalOfEmptyURI(t *testing.T) {
 		t.Errorf("Refusal = %q, want the fetch's clause %q", r, f.Clause)
 	}
 }
+
+// unreadableMarks is a mark store that cannot be read or written.
+type unreadableMarks struct{}
+
+func (unreadableMarks) Mark(context.Context, string, string) error {
+	return errors.New("mark store down")
+}
+func (unreadableMarks) Marked(context.Context, string) (bool, error) {
+	return false, errors.New("mark store down")
+}
+
+// TestUnconfirmedNeverClause pins the clause of a reference withheld only
+// because the mark store could not be read when it arrived (N7): the
+// fetch is refused for the model as for any never, but no server is said
+// to have asked for it, and Refusal gives the same words.
+func TestUnconfirmedNeverClause(t *testing.T) {
+	e := newEnv(t, body(wavBody, ""), func(e *env) { e.regCfg.Marks = unreadableMarks{} })
+	rec := e.ref(serverName, blk(""))
+	_, err := e.fetch(context.Background(), rec, Request{})
+	f := failureOf(t, err, CodeWithheld)
+	if want := failUnchecked(serverName).Clause; f.Clause != want {
+		t.Errorf("N7: clause = %q, want %q", f.Clause, want)
+	}
+	if r := e.f.Refusal(e.entry(rec)); r != f.Clause {
+		t.Errorf("N7: Refusal = %q, want the fetch's clause %q", r, f.Clause)
+	}
+	if n := e.requests.Load(); n != 0 {
+		t.Errorf("N1: a withheld fetch made %d requests", n)
+	}
+}

@@ -581,3 +581,37 @@ func TestStoreOutageKeepsHeldCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestUnconfirmedNeverOnStoreOutage pins N7's failure rule together with
+// what the record says of it: a record made while the mark store cannot be
+// read is withheld, but no server is known to have marked it, so it says
+// NeverUnconfirmed and names no marking server. A server's own never, or
+// the store reporting a mark once it can be read, confirms it.
+func TestUnconfirmedNeverOnStoreOutage(t *testing.T) {
+	ctx := t.Context()
+	store := &failingStore{markedErr: errors.New("mark store down")}
+	g := newReg(t, refs.Config{Marks: store})
+	e := g.Register(ctx, from("srv", plain(uriN(1))))
+	if !e.Never || !e.NeverUnconfirmed || e.NeverBy != "" {
+		t.Fatalf("N7: entry during an outage = never %t, unconfirmed %t, by %q; want withheld, unconfirmed, by no one", e.Never, e.NeverUnconfirmed, e.NeverBy)
+	}
+	if rec := mustLookup(t, g, e.ID, "N7"); !rec.Never || !rec.NeverUnconfirmed {
+		t.Errorf("N7: Record during an outage = never %t, unconfirmed %t", rec.Never, rec.NeverUnconfirmed)
+	}
+	if e, _ := g.MarkNever(ctx, uriN(1), "srv"); !e.Never || e.NeverUnconfirmed || e.NeverBy != "srv" {
+		t.Errorf("N7: after the server's never: never %t, unconfirmed %t, by %q; want confirmed, by srv", e.Never, e.NeverUnconfirmed, e.NeverBy)
+	}
+
+	// The store recovers and reports a mark another host made.
+	e = g.Register(ctx, from("srv", plain(uriN(2))))
+	if !e.NeverUnconfirmed {
+		t.Fatal("setup: the second record is not unconfirmed")
+	}
+	store.mu.Lock()
+	store.markedErr = nil
+	store.stored = map[string]bool{storeKeyOf(uriN(2)): true}
+	store.mu.Unlock()
+	if e = g.Register(ctx, from("srv", plain(uriN(2)))); !e.Never || e.NeverUnconfirmed {
+		t.Errorf("N7: after the store reported the mark: never %t, unconfirmed %t; want confirmed", e.Never, e.NeverUnconfirmed)
+	}
+}

@@ -30,6 +30,11 @@ type Record struct {
 	// store, from this registry's memory of a record since evicted, or
 	// from a store that could not be read (which counts as a mark).
 	NeverBy string
+	// NeverUnconfirmed is set while Never rests only on a mark store that
+	// could not be read when the record was made. A mark from a server,
+	// here or reported by the store later, clears it; the record stays
+	// withheld either way.
+	NeverUnconfirmed bool
 	// Copy describes the verified copy the host holds, or is nil.
 	Copy *convert.Copy
 }
@@ -57,6 +62,7 @@ type record struct {
 	testimony convert.Testimony
 	servers   []string // never changed in place: see Registry.one
 	never     bool
+	unsure    bool // never rests only on an unreadable mark store
 	neverBy   string
 	copy      *savedCopy
 }
@@ -100,6 +106,8 @@ func (r *record) share(out *Record) {
 		Servers:   r.servers,
 		Never:     r.never,
 		NeverBy:   r.neverBy,
+
+		NeverUnconfirmed: r.unsure,
 	}
 	if r.copy != nil {
 		out.Copy = &r.copy.Copy
@@ -121,6 +129,7 @@ func own(rec *Record) {
 // for [ownEntry] after unlocking.
 func (r *record) fill(e *convert.Entry) {
 	e.ID, e.Testimony, e.Never = r.id, r.testimony, r.never
+	e.NeverBy, e.NeverUnconfirmed = r.neverBy, r.unsure
 	if r.copy != nil {
 		e.Copy = &r.copy.Copy
 	}

@@ -300,8 +300,13 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	// record this registration makes, which holds nothing yet; a record
 	// held before, and its copy, are not withdrawn for it.
 	var withdrawn *convert.Copy
-	if !rec.never && (reported || created && stored || g.local.marked(rec.key)) {
+	confirmed := reported || g.local.marked(rec.key)
+	switch {
+	case !rec.never && (confirmed || created && stored):
 		withdrawn = g.withdrawLocked(rec)
+		rec.unsure = !confirmed // an unreadable store is no server's word
+	case rec.unsure && confirmed:
+		rec.unsure = false
 	}
 	g.order.touch(rec)
 	var ev *markEvent
@@ -326,7 +331,7 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 // script or fetch names its saved copy again. It returns the copy, for
 // [Registry.afterWithdraw].
 func (g *Registry) withdrawLocked(rec *record) *convert.Copy {
-	rec.never = true
+	rec.never, rec.unsure = true, false
 	c := rec.copy.take()
 	rec.copy = nil
 	return c
@@ -449,6 +454,7 @@ type markEvent struct {
 // registry's memory, and returns what remains to do after unlocking, or
 // nil when nothing does (a repeated never costs no allocation).
 func (g *Registry) markLocked(rec *record, server string) *markEvent {
+	rec.unsure = false // a server's word
 	g.local.mark(rec.key, server)
 	first := rec.neverBy == ""
 	_, unstored := g.unstored[rec.key]
