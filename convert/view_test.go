@@ -57,6 +57,8 @@ var goldenCases = []struct {
 	server       string
 	// prepare runs before ingestion (for saved copies, earlier marks).
 	prepare func(t *testing.T, reg *refs.Registry)
+	// marks, if set, is the registry's mark store.
+	marks refs.MarkStore
 }{
 	{name: "text-and-references", reason: "S1 uniform stubs for never, ref and absent dispositions beside text", server: "vst",
 		blocks: []string{`{"type":"text","text":"{\"peak\":0.6}"}`,
@@ -85,6 +87,16 @@ var goldenCases = []struct {
 				t.Fatal("MarkNever with a server marked nothing")
 			}
 		}},
+	{name: "never-marked-elsewhere", reason: "N7 a mark another server made withholds the stub, in words that blame no one's own server", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav"}`},
+		prepare: func(t *testing.T, reg *refs.Registry) {
+			if _, ok := reg.MarkNever(t.Context(), secretURI, "other"); !ok {
+				t.Fatal("MarkNever with a server marked nothing")
+			}
+		}},
+	{name: "marks-unreadable", reason: "N7 a reference that arrives while the mark store cannot be read is withheld, and the stub says why", server: "vst",
+		blocks: []string{`{"type":"resource","uri":"` + secretURI + `","name":"chord.wav"}`},
+		marks:  downStore{}},
 	{name: "embedded-resource", reason: "N6 an embedded resource a never names is a notice; a plain one shows its text", server: "vst",
 		blocks: []string{`{"type":"resource","resource":{"uri":"` + secretURI + `","mimeType":"text/plain","text":"SECRET-PAYLOAD"}}`,
 			`{"type":"resource","uri":"` + secretURI + `","disposition":"never","name":"chord.wav"}`,
@@ -122,6 +134,9 @@ func TestViewsGolden(t *testing.T) {
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			reg := newRegistry(t)
+			if gc.marks != nil {
+				reg = mustRegistry(t, refs.Config{Marks: gc.marks, Rand: seededReader{rand.NewChaCha8([32]byte{1})}})
+			}
 			if gc.prepare != nil {
 				gc.prepare(t, reg)
 			}
