@@ -17,9 +17,10 @@ import (
 // http or https URL with a host is then rebuilt from its parts, each in
 // one fixed spelling:
 //
-//   - the scheme and the host name in lower case, a Unicode host name in
-//     its ASCII (punycode) form, trailing dots of a host name dropped, an
-//     IPv6 address in its shortest form;
+//   - the scheme in lower case; the host name with its ASCII letters in
+//     lower case, a Unicode host name in the ASCII (punycode) form an HTTP
+//     client looks it up by, trailing dots dropped; an IPv6 address in its
+//     shortest form, its zone in its own case;
 //   - the port dropped when it is empty or the scheme's default, and
 //     written without leading zeros otherwise;
 //   - the path decoded, its "." and ".." segments applied, its empty
@@ -31,8 +32,8 @@ import (
 //     other escape in upper-case hex, every character that cannot stand
 //     raw escaped, and white space at its end dropped; an empty query is
 //     dropped;
-//   - the fragment dropped;
-//   - user information kept, escaped in the same way.
+//   - the fragment and any user information dropped (neither reaches the
+//     request line, and the fetcher refuses a uri with user information).
 //
 // Any other text (another scheme, a URL without a host, or a string that
 // does not parse) is keyed by its trimmed text with the scheme
