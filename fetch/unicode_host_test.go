@@ -5,11 +5,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/uriform"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -31,42 +31,14 @@ func TestUnicodeHostDialsNoOtherOrigin(t *testing.T) {
 		"http://internal.test\u3002/blob", // ideographic full stop
 	} {
 		t.Run(uri, func(t *testing.T) {
-			var mu sync.Mutex
-			var dialed, auth []string
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				auth = append(auth, r.Header.Get("Authorization"))
-				mu.Unlock()
-				w.Write([]byte("payload"))
-			}))
-			defer srv.Close()
-			backend := srv.Listener.Addr().String()
-			client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				mu.Lock()
-				dialed = append(dialed, addr)
-				mu.Unlock()
-				var d net.Dialer
-				return d.DialContext(ctx, network, backend) // stands in for name resolution
-			}}}
-			reg, err := refs.New(refs.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			servers := ServersFunc(func(string) (Server, error) {
-				return Server{Origin: "http://internal.test/mcpl", Token: "s3cret-token"}, nil
-			})
-			f, err := New(reg, servers, NewMemoryStore(), Config{Client: client})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := convert.Classify([]byte(`{"type":"resource","uri":"` + uri + `"}`))
-			e := reg.Register(t.Context(), convert.Registration{Testimony: b.Testimony, Server: "fixture"})
-			_, ferr := f.Fetch(t.Context(), e.ID, Request{})
-			mu.Lock()
-			defer mu.Unlock()
+			d, reg := newDialRecorder(t, "http://internal.test/mcpl")
+			ferr := d.fetch(t, reg, uri)
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			dialed, auth := d.dialed, d.auth
 			for i, a := range dialed {
 				// DNS names compare without ASCII case; nothing else folds.
-				if asciiLowerForTest(a) != "internal.test:80" {
+				if uriform.LowerASCII(a) != "internal.test:80" {
 					t.Errorf("F2: fetching %q dialed %q; the server's origin is internal.test:80 (fetch error: %v)", uri, a, ferr)
 					if i < len(auth) && auth[i] != "" {
 						t.Errorf("F3: the request to %q carried the server's token", a)
@@ -75,16 +47,6 @@ func TestUnicodeHostDialsNoOtherOrigin(t *testing.T) {
 			}
 		})
 	}
-}
-
-// asciiLowerForTest lower-cases the ASCII letters of s and nothing else.
-func asciiLowerForTest(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
 }
 
 // TestServerlessSpellingDoesNotSteerFetch pins R6 and F2 end to end:
@@ -107,36 +69,13 @@ func TestServerlessSpellingDoesNotSteerFetch(t *testing.T) {
 // server's [fe80::1%eth0], and the token must not go there. Lower-casing
 // the whole host name made them one origin.
 func TestZoneCaseIsAnotherLink(t *testing.T) {
-	var mu sync.Mutex
-	var dialed []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("payload")) }))
-	defer srv.Close()
-	backend := srv.Listener.Addr().String()
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		mu.Lock()
-		dialed = append(dialed, addr)
-		mu.Unlock()
-		var d net.Dialer
-		return d.DialContext(ctx, network, backend)
-	}}}
-	reg, err := refs.New(refs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	servers := ServersFunc(func(string) (Server, error) {
-		return Server{Origin: "http://[fe80::1%25eth0]:8080/mcpl", Token: "s3cret-token"}, nil
-	})
-	f, err := New(reg, servers, NewMemoryStore(), Config{Client: client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, reg := newDialRecorder(t, "http://[fe80::1%25eth0]:8080/mcpl")
 	for _, uri := range []string{"http://[fe80::1%25ETH0]:8080/blob", "http://[FE80::1%25eth0]:8080/blob"} {
-		b := convert.Classify([]byte(`{"type":"resource","uri":"` + uri + `"}`))
-		e := reg.Register(t.Context(), convert.Registration{Testimony: b.Testimony, Server: "fixture"})
-		f.Fetch(t.Context(), e.ID, Request{})
+		d.fetch(t, reg, uri)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dialed := d.dialed
 	for _, a := range dialed {
 		if a != "[fe80::1%eth0]:8080" && a != "[FE80::1%eth0]:8080" {
 			t.Errorf("F2/F3: dialed %q with the token of the server at [fe80::1%%eth0]:8080", a)
@@ -145,4 +84,56 @@ func TestZoneCaseIsAnotherLink(t *testing.T) {
 	if len(dialed) != 1 {
 		t.Errorf("dialed %q; want one fetch, of the spelling that differs only in the address's case", dialed)
 	}
+}
+
+// dialRecorder is a fetcher whose every dial goes to one loopback server,
+// standing in for name resolution, and records the address asked for and
+// the Authorization header the server received.
+type dialRecorder struct {
+	f  *Fetcher
+	mu sync.Mutex
+	// dialed and auth are the addresses dialed and the headers received,
+	// in order.
+	dialed, auth []string
+}
+
+// newDialRecorder returns a dialRecorder whose one server, "fixture", is
+// at origin with the token s3cret-token.
+func newDialRecorder(t *testing.T, origin string) (*dialRecorder, *refs.Registry) {
+	t.Helper()
+	d := &dialRecorder{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.auth = append(d.auth, r.Header.Get("Authorization"))
+		d.mu.Unlock()
+		w.Write([]byte("payload"))
+	}))
+	t.Cleanup(srv.Close)
+	backend := srv.Listener.Addr().String()
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d.mu.Lock()
+		d.dialed = append(d.dialed, addr)
+		d.mu.Unlock()
+		var dialer net.Dialer
+		return dialer.DialContext(ctx, network, backend)
+	}}}
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := ServersFunc(func(string) (Server, error) {
+		return Server{Origin: origin, Token: "s3cret-token"}, nil
+	})
+	if d.f, err = New(reg, servers, NewMemoryStore(), Config{Client: client}); err != nil {
+		t.Fatal(err)
+	}
+	return d, reg
+}
+
+// fetch registers uri as the fixture server's reference and fetches it.
+func (d *dialRecorder) fetch(t *testing.T, reg *refs.Registry, uri string) error {
+	b := convert.Classify([]byte(`{"type":"resource","uri":"` + uri + `"}`))
+	e := reg.Register(t.Context(), convert.Registration{Testimony: b.Testimony, Server: "fixture"})
+	_, err := d.f.Fetch(t.Context(), e.ID, Request{})
+	return err
 }
