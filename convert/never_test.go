@@ -1200,6 +1200,11 @@ func TestNeverCoversUnicodeHostRespellings(t *testing.T) {
 		{"https://xn--fa-hia.test/doc?sig=NEVER-SIG", "https://fa\u00df.test/doc?sig=NEVER-SIG"},
 		{"https://fa\u00df.test/doc?sig=NEVER-SIG", "https://xn--fa-hia.test/doc?sig=NEVER-SIG"},
 		{"https://xn--0xaajbq.test/doc?sig=NEVER-SIG", "https://\u03c3\u03bf\u03c6\u03bf\u03c2.test/doc?sig=NEVER-SIG"},
+		{"https://xn--4xa.test/doc?sig=NEVER-SIG", "https://\u03f2.test/doc?sig=NEVER-SIG"},     // a compatibility sigma is σ
+		{"https://xn--4xa.test/doc?sig=NEVER-SIG", "https://\U0001d6d3.test/doc?sig=NEVER-SIG"}, // so is a mathematical final sigma
+		{"https://xn--58d.test/doc?sig=NEVER-SIG", "https://\uab70.test/doc?sig=NEVER-SIG"},     // a small Cherokee letter is its capital
+		{"https://xn--11b2ezcw70k.test/doc?sig=NEVER-SIG", "https://\u0915\u094d\u200d\u0937.test/doc?sig=NEVER-SIG"},
+		{"https://\u0628\u200c\u0628.test/doc?sig=NEVER-SIG", "https://xn--ngba799q.test/doc?sig=NEVER-SIG"},
 	} {
 		t.Run(tc.shown, func(t *testing.T) {
 			reg := newRegistry(t)

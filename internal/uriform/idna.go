@@ -2,6 +2,7 @@ package uriform
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -28,43 +29,51 @@ func unicodeHostForm(lower string) (string, bool) {
 	return escapeHost(lower)
 }
 
-// lookupFold folds case as an HTTP client's IDNA lookup does. That lookup
-// is not transitional: a lower-case sharp s (U+00DF) and a final sigma
-// (U+03C2) stay as they are, while their capitals fold ("ẞ" to "ss", "Σ"
-// to "σ"). Full case folding would turn "faß" into "fass", which the
-// client looks up as another host.
-func lookupFold(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexAny(s, "\u00df\u03c2")
-		if i < 0 {
-			b.WriteString(cases.Fold().String(s))
-			return b.String()
-		}
-		_, n := utf8.DecodeRuneInString(s[i:])
-		b.WriteString(cases.Fold().String(s[:i]))
-		b.WriteString(s[i : i+n])
-		s = s[i+n:]
-	}
-}
-
 // asciiHost returns the ASCII (punycode) form of a Unicode host name.
+//
+// The mapping follows the one an HTTP client's IDNA lookup applies, which
+// is not transitional: a sharp s (U+00DF) and a final sigma (U+03C2)
+// written as such stay, while their capitals and compatibility forms
+// fold ("ẞ" to "ss", "Σ" and "ϲ" to "σ"); a zero-width joiner or
+// non-joiner stays where the joiner rules allow one (after a virama, or
+// a non-joiner between letters of a joining script) and is dropped
+// elsewhere, where the client would not look the name up by IDNA at all.
+// Case is folded and compatibility forms normalized until neither
+// changes the name, and Cherokee letters end as capitals, as case folding
+// defines them (golang.org/x/text's Fold turns the capitals into small
+// letters and back).
 func asciiHost(name string) (string, bool) {
-	if !utf8.ValidString(name) {
+	if !utf8.ValidString(name) || strings.ContainsAny(name, keptStandIns) {
 		return "", false
 	}
-	name = strings.Map(func(r rune) rune {
+	runes := []rune(name)
+	var b strings.Builder
+	for i, r := range runes {
 		switch {
+		case r == '\u00df':
+			b.WriteRune(keptSharpS)
+		case r == '\u03c2':
+			b.WriteRune(keptFinalSigma)
+		case (r == '\u200c' || r == '\u200d') && joinerAllowed(runes, i):
+			b.WriteRune(r)
 		case label.Removed(r):
-			return -1
 		case r == '\u3002', r == '\uff0e', r == '\uff61':
-			return '.'
+			b.WriteByte('.')
+		default:
+			b.WriteRune(r)
 		}
-		return r
-	}, name)
-	name = norm.NFKC.String(lookupFold(norm.NFKC.String(name)))
-	// A compatibility form can decompose to an upper-case letter.
-	name = strings.TrimRight(strings.ToLower(name), ".")
+	}
+	name = b.String()
+	for range 4 {
+		next := norm.NFKC.String(cases.Fold().String(norm.NFKC.String(name)))
+		if next == name {
+			break
+		}
+		name = next
+	}
+	name = strings.Map(cherokeeCapital, name)
+	name = strings.NewReplacer(string(keptSharpS), "\u00df", string(keptFinalSigma), "\u03c2").Replace(name)
+	name = strings.TrimRight(name, ".")
 	if name == "" {
 		return "", false
 	}
@@ -182,4 +191,64 @@ func pcDigit(d int) byte {
 		return byte('a' + d)
 	}
 	return byte('0' + d - 26)
+}
+
+// Stand-ins for the sharp s and final sigma while the rest of a name is
+// folded: private-use code points, which neither folding nor
+// normalization changes. A name that holds one itself is not mapped
+// (IDNA refuses private-use code points; the client looks such a name up
+// as written).
+const (
+	keptSharpS     = '\ue000'
+	keptFinalSigma = '\ue001'
+	keptStandIns   = "\ue000\ue001"
+)
+
+// joinerAllowed reports whether the joiner at runes[i] is one the IDNA
+// joiner rules (RFC 5892, CONTEXTJ) allow: either joiner right after a
+// virama; a non-joiner also between two letters of a joining script,
+// marks aside. The joining-type test is approximate (any letter of such a
+// script passes); where it errs, the client does not look the name up
+// by IDNA, and no registry hands such a name out.
+func joinerAllowed(runes []rune, i int) bool {
+	if i > 0 && norm.NFC.PropertiesString(string(runes[i-1])).CCC() == 9 {
+		return true
+	}
+	if runes[i] != '\u200c' {
+		return false
+	}
+	before, after := -1, -1
+	for j := i - 1; j >= 0; j-- {
+		if !unicode.In(runes[j], unicode.Mn, unicode.Me) {
+			before = j
+			break
+		}
+	}
+	for j := i + 1; j < len(runes); j++ {
+		if !unicode.In(runes[j], unicode.Mn, unicode.Me) {
+			after = j
+			break
+		}
+	}
+	return before >= 0 && after >= 0 && joiningLetter(runes[before]) && joiningLetter(runes[after])
+}
+
+// joiningLetter reports whether r is a letter of a script whose letters
+// join (cursive scripts).
+func joiningLetter(r rune) bool {
+	return unicode.IsLetter(r) && unicode.In(r, unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian,
+		unicode.Mandaic, unicode.Manichaean, unicode.Psalter_Pahlavi, unicode.Adlam, unicode.Hanifi_Rohingya,
+		unicode.Sogdian, unicode.Old_Uyghur, unicode.Chorasmian, unicode.Phags_Pa)
+}
+
+// cherokeeCapital maps a small Cherokee letter to its capital, the form
+// case folding gives it, and leaves every other rune.
+func cherokeeCapital(r rune) rune {
+	switch {
+	case r >= 0xab70 && r <= 0xabbf:
+		return r - 0xab70 + 0x13a0
+	case r >= 0x13f8 && r <= 0x13fd:
+		return r - 8
+	}
+	return r
 }

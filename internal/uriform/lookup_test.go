@@ -3,6 +3,7 @@ package uriform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -95,4 +96,35 @@ func registrable(look string) bool {
 		}
 	}
 	return look != ""
+}
+
+// TestHostKeysFollowHTTPLookupEverywhere is TestHostKeysFollowHTTPLookup
+// for every code point of the first two planes, in host shapes that put
+// it alone, between letters, after a virama and between joining letters:
+// wherever the client looks the host up by an ASCII name, the host's key
+// is that name's key. An outside review found compatibility sigmas,
+// Cherokee letters and the joiners keyed apart from the name dialed.
+func TestHostKeysFollowHTTPLookupEverywhere(t *testing.T) {
+	shapes := []string{"%c.test", "a%cb.test", "\u0915\u094d%c\u0937.test", "\u0628%c\u0628.test"}
+	bad := 0
+	for r := rune(0x80); r < 0x20000; r++ {
+		if r >= 0xd800 && r < 0xe000 {
+			continue
+		}
+		for _, shape := range shapes {
+			h := fmt.Sprintf(shape, r)
+			look := lookupHost(t, h)
+			if !registrable(look) {
+				continue
+			}
+			if k, want := keyHost(h), keyHost(look); k != want {
+				if bad++; bad <= 20 {
+					t.Errorf("%+q: the client looks it up as %q, whose key is %q, but its key is %q", h, look, want, k)
+				}
+			}
+		}
+	}
+	if bad > 20 {
+		t.Errorf("%d hosts in all", bad)
+	}
 }
