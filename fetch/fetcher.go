@@ -302,8 +302,27 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 // ([simpleOrigin]), which [Fetcher.Refusal] asks for every stub a view
 // shows. Every other reference, and every refusal, comes from the parsed
 // URL as in checks.
+//
+// The record is judged for its first server. When the uri is not at that
+// server's origin and the contents of other servers named it too, it is
+// judged for the first of them whose origin it is at, which the fetch
+// then uses (token, budget, clauses): the first server to name a uri
+// cannot make another server's reference unfetchable.
 func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failure) {
-	name := rec.Server()
+	t, fail := f.judgeAs(rec, rec.Server(), max, advice)
+	if fail == nil || fail.Code != CodeCrossOrigin {
+		return t, fail
+	}
+	for _, name := range rec.Servers[min(1, len(rec.Servers)):] {
+		if t2, fail2 := f.judgeAs(rec, name, max, advice); fail2 == nil || fail2.Code != CodeCrossOrigin {
+			return t2, fail2
+		}
+	}
+	return t, fail
+}
+
+// judgeAs is judge for the bound server name.
+func (f *Fetcher) judgeAs(rec refs.Record, name string, max int64, advice bool) (target, *Failure) {
 	if name == "" {
 		return target{}, failNoServer()
 	}

@@ -137,3 +137,32 @@ func (d *dialRecorder) fetch(t *testing.T, reg *refs.Registry, uri string) error
 	_, err := d.f.Fetch(t.Context(), e.ID, Request{})
 	return err
 }
+
+// TestLaterServerFetchesItsOwnOrigin pins F2 and F3 for a record two
+// servers' contents named: another server that named the uri first is the
+// record's first server, but the uri points at the later server's origin.
+// The fetch is judged against the bound server whose origin the uri is
+// at, and carries that server's token; it used to be refused as
+// cross-origin, so the first server to name a uri could make another
+// server's reference unfetchable.
+func TestLaterServerFetchesItsOwnOrigin(t *testing.T) {
+	e := newEnv(t, body([]byte("payload"), "text/plain"))
+	e.extra["first"] = Server{Origin: "https://first.example", Token: "first-token"}
+	e.ref("first", `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	if rec.Server() != "first" {
+		t.Fatalf("setup: the record's first server is %q", rec.Server())
+	}
+	res, err := e.f.Fetch(t.Context(), rec.ID, Request{})
+	if err != nil || res.Bytes != int64(len("payload")) {
+		t.Fatalf("F2: fetch = %+v, %v; want the payload from the later server's own origin", res, err)
+	}
+	for _, a := range e.authHeaders() {
+		if a != "Bearer "+token {
+			t.Errorf("F3: the request carried %q, not the origin's own server's token", a)
+		}
+	}
+	if spent, _ := e.f.Budget(serverName); spent != int64(len("payload")) {
+		t.Errorf("the fetch charged %d bytes to the server whose origin served it, want %d", spent, len("payload"))
+	}
+}
