@@ -1205,6 +1205,10 @@ func TestNeverCoversUnicodeHostRespellings(t *testing.T) {
 		{"https://xn--58d.test/doc?sig=NEVER-SIG", "https://\uab70.test/doc?sig=NEVER-SIG"},     // a small Cherokee letter is its capital
 		{"https://xn--11b2ezcw70k.test/doc?sig=NEVER-SIG", "https://\u0915\u094d\u200d\u0937.test/doc?sig=NEVER-SIG"},
 		{"https://\u0628\u200c\u0628.test/doc?sig=NEVER-SIG", "https://xn--ngba799q.test/doc?sig=NEVER-SIG"},
+		{"https://xn--1-0mc899q.test/doc?sig=NEVER-SIG", "https://\u0628\u200c1.test/doc?sig=NEVER-SIG"},
+		{"https://\u0915\u094d\u200d\u0937.test/doc?sig=NEVER-SIG", "https://\u0915\u094d\u00ad\u200d\u0937.test/doc?sig=NEVER-SIG"},
+		{"https://\u1f00\u03af.test/doc?sig=NEVER-SIG", "https://\u1f80\u0301.test/doc?sig=NEVER-SIG"},
+		{"https://xn--7ba.test/doc?sig=NEVER-SIG", "https://\U00010041\u0308.test/doc?sig=NEVER-SIG"},
 	} {
 		t.Run(tc.shown, func(t *testing.T) {
 			reg := newRegistry(t)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -64,6 +65,15 @@ func TestHostKeysFollowHTTPLookup(t *testing.T) {
 		"\u4f8b\u3048.\u30c6\u30b9\u30c8", "xn--r8jz45g.xn--zckzah", "\u4f8b\u3048\u3002\u30c6\u30b9\u30c8",
 		"\u0130_x.\u00fc", "\u0130_X.\u00fc", "i\u0307_x.\u00fc", "%FF.test", "%ff.TEST",
 		"a\u200db.test", "a\u200cb.test", "ab.test", "xn--ab-m1t.test", "\u0627\u200c\u0628.test", "\u0627\u0628.test",
+		// A later outside review: a non-joiner before a letter that does
+		// not join, ignorable characters and reordered marks beside a
+		// joiner, an iota subscript before a mark, a supplementary letter
+		// with a mark, a label of over a kilobyte.
+		"\u0628\u200c1.test", "\u06281.test", "\u1820\u200ca.test", "\u1820a.test",
+		"\u0915\u094d\u00ad\u200d\u0937.test", "\u0915\u094d\u093c\u200d\u0937.test", "\u0915\u093c\u094d\u0937.test",
+		"\u0628\u00ad\u200c\u0628.test", "\u0628\u0628.test", "\u1f80\u0301.test", "\u1f84.test", "\u03b1\u0345\u0301.test",
+		"\U00010041\u0308.test", "\u00e4.test", "\U00010391\u0345.test", "\u1fb3.test",
+		strings.Repeat("\u00fc", 520) + ".test", strings.Repeat("\u00dc", 520) + ".test",
 	}
 	look := map[string]string{}
 	key := map[string]string{}
@@ -106,12 +116,18 @@ func registrable(look string) bool {
 // Cherokee letters and the joiners keyed apart from the name dialed.
 func TestHostKeysFollowHTTPLookupEverywhere(t *testing.T) {
 	shapes := []string{"%c.test", "a%cb.test", "\u0915\u094d%c\u0937.test", "\u0628%c\u0628.test"}
+	// Shapes a later review added, swept over the first plane only.
+	bmpShapes := []string{"\u0628\u200c%c.test", "\u1820\u200c%c.test", "%c\u0301.test", "%c\u0345.test", "\u0915\u094d%c\u200d\u0937.test"}
 	bad := 0
 	for r := rune(0x80); r < 0x20000; r++ {
 		if r >= 0xd800 && r < 0xe000 {
 			continue
 		}
-		for _, shape := range shapes {
+		all := shapes
+		if r < 0x10000 {
+			all = append(shapes[:len(shapes):len(shapes)], bmpShapes...)
+		}
+		for _, shape := range all {
 			h := fmt.Sprintf(shape, r)
 			look := lookupHost(t, h)
 			if !registrable(look) {

@@ -1,7 +1,6 @@
 package uriform
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -73,28 +72,6 @@ func TestPlainCanonicalAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = Canonical(u) }); n != 0 {
 		t.Errorf("Canonical of a plain uri allocated %v times", n)
-	}
-}
-
-func TestPunycode(t *testing.T) {
-	// Expected values checked against an independent encoder.
-	tests := []struct{ in, want string }{
-		{"bücher", "bcher-kva"},
-		{"münchen", "mnchen-3ya"},
-		{"例え", "r8jz45g"},
-		{"テスト", "zckzah"},
-		{"ليهمابتكلموشعربي؟", "egbpdaj6bu4bxfgehfvwxn"},
-		{"他们为什么不说中文", "ihqwcrb4cv8a8dqg056pqjye"},
-		{"aé-ö", "a--bja7c"},
-		{"\U0010fffd\U0010fffd", "bn32ga"},
-	}
-	for _, tt := range tests {
-		if got, ok := punycode(tt.in); !ok || got != tt.want {
-			t.Errorf("punycode(%q) = %q, %t; want %q", tt.in, got, ok, tt.want)
-		}
-	}
-	if _, ok := punycode(strings.Repeat("ü", pcMaxLabel)); ok {
-		t.Errorf("punycode encoded a label past its bound")
 	}
 }
 
