@@ -34,12 +34,13 @@
 //   - A trailing dot of a host name is dropped. "h." and "h" can resolve to
 //     different hosts when a resolver applies search domains; merging them
 //     fails closed.
-//   - A Unicode host name is keyed by its ASCII (punycode) form, as a client
-//     looks it up. The mapping before encoding covers case, compatibility
-//     forms, invisible characters and the ideographic full stops; a name
-//     it cannot map is kept percent-encoded.
-//   - An IPv6 address is written in its shortest form; a zone is kept,
-//     lower-cased.
+//   - A Unicode host name is keyed by the ASCII (punycode) name Go's HTTP
+//     Transport dials for it, asked of a Transport that never connects, so
+//     two spellings share a key exactly when the client dials them alike;
+//     a name the client's lookup refuses is kept percent-encoded, with
+//     only its ASCII letters lower-cased, as the client then dials it.
+//   - An IPv6 address is written in its shortest form; a zone is kept in
+//     its case (interface names are case-sensitive).
 //   - User information is dropped. It is no part of the request line, and
 //     a never on "https://h/secret" must also withhold (and hide the
 //     address of) "https://alice@h/secret"; the fetcher refuses a uri that

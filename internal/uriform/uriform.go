@@ -290,8 +290,8 @@ func hostForm(u *url.URL) (string, bool) {
 	}
 	// Only ASCII letters are lower-cased here: Unicode lower-casing would
 	// turn U+0130 into a plain "i", merging two names an HTTP client looks
-	// up as different hosts. unicodeHostForm folds the rest as a lookup
-	// does.
+	// up as different hosts. unicodeHostForm takes the name the client
+	// looks up.
 	lower := LowerASCII(name)
 	if !isASCII(lower) {
 		return unicodeHostForm(lower)
