@@ -303,26 +303,34 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 // shows. Every other reference, and every refusal, comes from the parsed
 // URL as in checks.
 //
-// The record is judged for its first server. When the uri is not at that
-// server's origin and the contents of other servers named it too, it is
-// judged for the first of them whose origin it is at, which the fetch
-// then uses (token, budget, clauses): the first server to name a uri
-// cannot make another server's reference unfetchable.
+// The record is judged for the first of its bound servers whose origin
+// (or one of whose other allowed origins) its uri is at, in binding
+// order, and the fetch uses that server: its token, budget and clauses.
+// Only when no bound server's origin matches is the refusal the first
+// server's. So the first server to name a uri, whatever is wrong with it
+// (another origin, no network address, gone from the host), cannot make
+// another server's reference unfetchable.
 func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failure) {
-	t, fail := f.judgeAs(rec, rec.Server(), max, advice)
-	if fail == nil || fail.Code != CodeCrossOrigin {
-		return t, fail
+	names := rec.Servers
+	if len(names) == 0 {
+		names = []string{""} // refused: no server
 	}
-	for _, name := range rec.Servers[min(1, len(rec.Servers)):] {
-		if t2, fail2 := f.judgeAs(rec, name, max, advice); fail2 == nil || fail2.Code != CodeCrossOrigin {
-			return t2, fail2
+	var first *Failure
+	for _, name := range names {
+		t, fail := f.judgeOrigin(rec, name, advice)
+		if fail == nil {
+			return f.judgeClaims(t, max)
+		}
+		if first == nil {
+			first = fail
 		}
 	}
-	return t, fail
+	return target{}, first
 }
 
-// judgeAs is judge for the bound server name.
-func (f *Fetcher) judgeAs(rec refs.Record, name string, max int64, advice bool) (target, *Failure) {
+// judgeOrigin runs judge's checks up to the origin for the bound server
+// name: the server, the uri's parse, credentials, scheme and origin.
+func (f *Fetcher) judgeOrigin(rec refs.Record, name string, advice bool) (target, *Failure) {
 	if name == "" {
 		return target{}, failNoServer()
 	}
@@ -393,6 +401,14 @@ func (f *Fetcher) judgeAs(rec refs.Record, name string, max int64, advice bool) 
 	default:
 		return target{}, failCrossOrigin(name, u, own, others)
 	}
+	return target{rec: rec, server: name, conn: conn, u: u, own: own, other: other}, nil
+}
+
+// judgeClaims runs judge's checks after the origin, for t's server:
+// expiry, then the claimed size against the host ceiling, the server's
+// budget and max.
+func (f *Fetcher) judgeClaims(t target, max int64) (target, *Failure) {
+	rec, name := t.rec, t.server
 	now := f.now()
 	if why := rec.Testimony.Expiry(now); why.Expired() {
 		return target{}, failExpired(name, why)
@@ -412,7 +428,7 @@ func (f *Fetcher) judgeAs(rec refs.Record, name string, max int64, advice bool) 
 	if claimed && claim > max {
 		return target{}, failClaimOverMax(name, claim, max, f.upTo(spent, limit))
 	}
-	return target{rec: rec, server: name, conn: conn, u: u, own: own, other: other}, nil
+	return t, nil
 }
 
 // upTo is the largest max bytes worth passing: the host ceiling or what

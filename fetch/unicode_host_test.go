@@ -166,3 +166,23 @@ func TestLaterServerFetchesItsOwnOrigin(t *testing.T) {
 		t.Errorf("the fetch charged %d bytes to the server whose origin served it, want %d", spent, len("payload"))
 	}
 }
+
+// TestOriginServerChosenWhateverTheFirstServer pins the same for a first
+// server that fails for another reason than its origin (no network
+// address, gone from the host): the reference is still judged for the
+// bound server whose origin it is at.
+func TestOriginServerChosenWhateverTheFirstServer(t *testing.T) {
+	for _, first := range []string{"stdio", "gone"} {
+		t.Run(first, func(t *testing.T) {
+			e := newEnv(t, body([]byte("payload"), "text/plain"))
+			e.ref(first, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+			rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+			if rec.Server() != first {
+				t.Fatalf("setup: the record's first server is %q", rec.Server())
+			}
+			if _, err := e.f.Fetch(t.Context(), rec.ID, Request{}); err != nil {
+				t.Errorf("F2: the later server's own-origin reference failed: %v", err)
+			}
+		})
+	}
+}
