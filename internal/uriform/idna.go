@@ -21,8 +21,13 @@ import (
 // mapping refuses is keyed as written, percent-encoded, with only its
 // ASCII letters lower-cased.
 func unicodeHostForm(lower string) (string, bool) {
-	// The client's name loses its trailing dots, as an ASCII name's do
-	// (a full-width stop maps to one); one left empty names no host.
+	// A name holding a colon (the parser took the last one for the port)
+	// is dialed as written; a lookup would split it again. The client's
+	// name loses its trailing dots, as an ASCII name's do (a full-width
+	// stop maps to one); one left empty names no host.
+	if strings.Contains(lower, ":") {
+		return escapeHost(lower)
+	}
 	if name, ok := lookupName(lower); ok && isASCII(name) && strings.TrimRight(name, ".") != "" {
 		if key, ok := escapeHost(LowerASCII(strings.TrimRight(name, "."))); ok {
 			return key, true

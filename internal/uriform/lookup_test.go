@@ -144,3 +144,18 @@ func TestHostKeysFollowHTTPLookupEverywhere(t *testing.T) {
 		t.Errorf("%d hosts in all", bad)
 	}
 }
+
+// TestColonHostKeptWhole pins R2 for a host name that holds a colon: the
+// URL parser takes the last colon for the port, and a lookup that split
+// the name again keyed http://é.test:1:80/x like http://é.test/x, which
+// the client dials elsewhere.
+func TestColonHostKeptWhole(t *testing.T) {
+	for _, uri := range []string{"http://\u00e9.test:1:80/x", "http://\u00e9.test::81/x"} {
+		if k, plain := Canonical(uri), Canonical("http://\u00e9.test/x"); k == plain {
+			t.Errorf("R2: %+q shares the key %q with http://é.test/x", uri, k)
+		}
+		if k := Canonical(uri); Canonical(k) != k {
+			t.Errorf("the key of %+q is not stable: %q", uri, k)
+		}
+	}
+}
