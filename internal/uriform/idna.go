@@ -65,14 +65,14 @@ var lookupTransport = &http.Transport{
 func lookupName(host string) (name string, ok bool) {
 	var addr string
 	ctx := context.WithValue(context.Background(), dialTo{}, &addr)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://placeholder/", nil)
-	if err != nil {
-		return "", false
-	}
-	req.URL = &url.URL{Scheme: "http", Host: host, Path: "/"}
+	req := (&http.Request{
+		Method: http.MethodGet,
+		URL:    &url.URL{Scheme: "http", Host: host, Path: "/"},
+		Header: make(http.Header),
+	}).WithContext(ctx)
 	if resp, err := lookupTransport.RoundTrip(req); err == nil {
 		resp.Body.Close() // cannot happen: the Transport never connects
 	}
-	name, _, err = net.SplitHostPort(addr)
+	name, _, err := net.SplitHostPort(addr)
 	return name, err == nil && name != ""
 }
