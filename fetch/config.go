@@ -73,6 +73,18 @@ type Config struct {
 	// model: with it off, such a reference is fetched only by a request
 	// that sets [Request.ForHost].
 	FetchNever bool
+	// HostStore, if set, receives every copy of a reference a server
+	// marked never, such as those a [Request.ForHost] fetches, so that
+	// the store passed to [New], whose paths the stubs of other copies
+	// show, never holds one. Give it a place the model and its tools
+	// cannot read. A copy already going to the shared store when a mark
+	// lands is discarded, and its fetch fails for every caller, the
+	// host's included; fetching again downloads into HostStore. A record
+	// marked never holds only copies from HostStore, so a host removing
+	// the copies of evicted records removes those from there. Nil means
+	// such copies go to the shared store like any other. HostStore must
+	// not be that same store: [New] refuses the same pointer.
+	HostStore Store
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,
 	// has no cookie jar (so it neither sends nor keeps cookies, at any
@@ -177,12 +189,11 @@ type Request struct {
 	// its user, say), never the model or its tools. Such a request fetches
 	// a reference a server marked never; the copy is recorded, but no
 	// view names it and no request for the model is served from it. The
-	// copy goes to the fetcher's Store under the record's id, as every
-	// copy does, and the model sees both the id and, in the stubs of other
+	// copy goes to Config.HostStore when one is set. Without it the copy
+	// goes to the fetcher's Store under the record's id, as every copy
+	// does, and the model sees both the id and, in the stubs of other
 	// saved copies, the store's directory: a host whose model can read
-	// files should keep that directory out of the model's reach, or fetch
-	// never references for itself through a Fetcher with a Store of its
-	// own.
+	// files should set HostStore.
 	ForHost bool
 	// Progress, if set, is called as bytes arrive with the decoded bytes
 	// so far and the reference's claimed size (-1 when it claims none).

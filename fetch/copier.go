@@ -29,9 +29,13 @@ type copier struct {
 	src  io.Reader
 	head []byte // the first bytes, held until the media type is known
 	h    hash.Hash
-	pend Pending
-	mime string
-	n    int64 // decoded bytes read
+	// store is where the copy goes: the host-only store for a reference
+	// marked never when the copy started (hostOnly), else the shared one.
+	store    Store
+	hostOnly bool
+	pend     Pending
+	mime     string
+	n        int64 // decoded bytes read
 	// marked is set once a never mark landed during the download.
 	marked bool
 	// fill is set for a gzip body: see readChunk.
@@ -50,6 +54,10 @@ func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
 		wire: &wireReader{r: resp.Body, limit: f.set.wireCeiling},
 		head: make([]byte, 0, sniffLen),
 		h:    sha256.New(),
+	}
+	c.store = f.store
+	if f.hostStore != nil && (fl.t.rec.Never || f.reg.MarkedHere(fl.t.rec.URI)) {
+		c.store, c.hostOnly = f.hostStore, true
 	}
 	c.src = c.wire
 	if gz {
@@ -83,17 +91,29 @@ func (c *copier) run() outcome {
 	if !c.fl.finish() {
 		// Every caller left while the store committed, and each is told
 		// the fetch failed: the copy may not stay.
-		c.f.withdraw(context.WithoutCancel(c.fl.ctx), c.fl.t.rec.ID, res.Path, "every caller left while the store committed the copy")
+		c.f.withdraw(context.WithoutCancel(c.fl.ctx), c.store, c.fl.t.rec.ID, res.Path, "every caller left while the store committed the copy")
 		return failure(errAbandoned)
 	}
-	return c.f.record(c.fl, res, c.marked)
+	return c.f.record(c, res)
+}
+
+// keepsMarked reports whether the copy may stay once a never mark has
+// landed: it is wanted whatever its mark (by the host itself, or by a
+// fetcher told to fetch never references), and it is not going to the
+// shared store while a host-only store exists.
+func (c *copier) keepsMarked() bool {
+	return (c.f.fetchNever || c.fl.anyHost()) && (c.f.hostStore == nil || c.hostOnly)
 }
 
 // markLanded drops the callers who wanted the bytes for the model, once a
 // never mark landed; the download goes on only for the host's own callers
-// (or for every caller under Config.FetchNever).
+// (or for every caller under Config.FetchNever). A copy going to the
+// shared store while a host-only store exists goes on for nobody.
 func (c *copier) markLanded() *Failure {
 	c.marked = true
+	if c.f.hostStore != nil && !c.hostOnly {
+		return failWithheldDuring(c.fl.t.server)
+	}
 	if c.f.fetchNever {
 		return nil
 	}
@@ -132,7 +152,7 @@ func (c *copier) write(chunk []byte) *Failure {
 func (c *copier) begin() *Failure {
 	t := c.fl.t
 	c.mime = observedType(c.head, c.resp.Header.Get("Content-Type"), t.rec.Testimony.MimeType)
-	p, err := safeBegin(c.fl.ctx, c.f.store, storageName(t.rec.ID, c.mime), c.mime)
+	p, err := safeBegin(c.fl.ctx, c.store, storageName(t.rec.ID, c.mime), c.mime)
 	if err != nil {
 		return failStorage(t.server, "the store could not begin the copy: "+oneLine(err.Error(), 300))
 	}

@@ -103,3 +103,43 @@ func Example_host() {
 	// [ref_jfmx7ysvoglj2 "take1.wav" audio/wav, claimed 19 bytes, from tool render of studio; saved at $DIR/ref_jfmx7ysvoglj2.wav (19 bytes verified, audio/wav)]
 	// [ref_7iqsk45ceykyg "take2.wav" audio/wav, claimed 19 bytes, from tool render of studio; withheld: its server marked it never, so neither the model nor its tools may receive it]
 }
+
+// A host whose model can read the shared store's directory keeps the
+// copies it fetches of never references for itself in a store of their
+// own.
+func ExampleConfig_hostStore() {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write([]byte("RIFF0000WAVEpayload"))
+	}))
+	defer server.Close()
+	ctx := context.Background()
+
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	servers := fetch.ServersFunc(func(string) (fetch.Server, error) { return fetch.Server{Origin: server.URL}, nil })
+	shared, hostOnly := fetch.NewMemoryStore(), fetch.NewMemoryStore()
+	fetcher, err := fetch.New(reg, servers, shared, fetch.Config{HostStore: hostOnly})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv, err := convert.New(reg, convert.Policy{Refusal: fetcher.Refusal})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	result := conv.Ingest(ctx, []json.RawMessage{
+		json.RawMessage(`{"type":"resource","uri":"` + server.URL + `/take.wav","mimeType":"audio/wav","disposition":"never"}`),
+	}, convert.Source{Server: "studio", Lane: convert.LaneToolResult, Tool: "render"})
+
+	res, err := fetcher.Fetch(ctx, result.IDs()[0], fetch.Request{ForHost: true})
+	fmt.Println(res.Bytes, err)
+	fmt.Println("shared store:", len(shared.Saves()), "host store:", len(hostOnly.Saves()))
+	// Output:
+	// 19 <nil>
+	// shared store: 0 host store: 1
+}

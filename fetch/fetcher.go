@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type Fetcher struct {
 	reg        *refs.Registry
 	servers    Servers
 	store      Store
+	hostStore  Store // nil: copies of never references go to store
 	set        settings
 	log        *slog.Logger
 	now        func() time.Time
@@ -52,6 +54,10 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		return nil, fmt.Errorf("%w: New needs a Servers", ErrBadConfig)
 	case nilness.Is(store):
 		return nil, fmt.Errorf("%w: New needs a Store (fetch.NewDirStore, or a store of the host's own)", ErrBadConfig)
+	case cfg.HostStore != nil && nilness.Is(cfg.HostStore):
+		return nil, fmt.Errorf("%w: Config.HostStore is a nil %T", ErrBadConfig, cfg.HostStore)
+	case sameStore(store, cfg.HostStore):
+		return nil, fmt.Errorf("%w: Config.HostStore is the shared store itself, which keeps nothing apart", ErrBadConfig)
 	}
 	set, err := resolve(cfg)
 	if err != nil {
@@ -61,6 +67,7 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		reg:        reg,
 		servers:    servers,
 		store:      store,
+		hostStore:  cfg.HostStore,
 		set:        set,
 		log:        cfg.Logger,
 		now:        cfg.Now,
@@ -80,6 +87,13 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 	// copy the base, so they carry none either.
 	f.clients.base.Jar = nil
 	return f, nil
+}
+
+// sameStore reports whether a and b are the same pointer. Stores of other
+// kinds are taken to differ: comparing them could panic.
+func sameStore(a, b Store) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b
 }
 
 // Fetch fetches the payload of the reference the registry holds as id, or

@@ -12,13 +12,13 @@ import (
 
 // record saves the verified facts on the record, or withdraws the copy
 // when the record was let go, took a new digest, or was marked meanwhile.
-func (f *Fetcher) record(fl *flight, res Result, marked bool) outcome {
+func (f *Fetcher) record(c *copier, res Result) outcome {
+	fl := c.fl
 	ctx, rec, name := context.WithoutCancel(fl.ctx), fl.t.rec, fl.t.server
 	forHost := f.fetchNever || fl.anyHost()
+	keep := c.keepsMarked()
 	save := f.reg.Save
-	if forHost {
-		// The copy is wanted whatever its mark: by the host itself, or by
-		// a fetcher told to fetch never references.
+	if keep {
 		save = f.reg.SaveMarked
 	}
 	switch err := save(rec.ID, res.Copy, rec.Testimony); {
@@ -26,26 +26,28 @@ func (f *Fetcher) record(fl *flight, res Result, marked bool) outcome {
 		if f.held(rec) {
 			// Still held, so the record took a new digest meanwhile: the
 			// bytes answer testimony it no longer holds.
-			f.withdraw(ctx, rec.ID, res.Path, "the reference took a new digest during the fetch")
+			f.withdraw(ctx, c.store, rec.ID, res.Path, "the reference took a new digest during the fetch")
 			return failure(failReissued(name))
 		}
-		f.withdraw(ctx, rec.ID, res.Path, "the registry let the record go during the fetch")
+		f.withdraw(ctx, c.store, rec.ID, res.Path, "the registry let the record go during the fetch")
 		return failure(failGone(name))
 	case errors.Is(err, refs.ErrMarked):
-		f.withdraw(ctx, rec.ID, res.Path, "a never mark landed during the fetch")
+		f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed during the fetch")
 		return failure(failWithheldDuring(name))
 	case err != nil:
-		f.withdraw(ctx, rec.ID, res.Path, "the registry refused the copy")
+		f.withdraw(ctx, c.store, rec.ID, res.Path, "the registry refused the copy")
 		return failure(failGone(name))
 	}
 	out := outcome{res: res}
-	if !f.fetchNever && (marked || f.reg.MarkedHere(rec.URI)) {
-		out.modelFail = failWithheldDuring(name)
-		if !forHost {
+	if c.marked || f.reg.MarkedHere(rec.URI) {
+		if !keep {
 			// The mark landed after the save: the registry forgot the
 			// copy, and no caller may have it.
-			f.withdraw(ctx, rec.ID, res.Path, "a never mark landed as the copy was saved")
-			return failure(out.modelFail)
+			f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed as the copy was saved")
+			return failure(failWithheldDuring(name))
+		}
+		if !f.fetchNever {
+			out.modelFail = failWithheldDuring(name)
 		}
 	}
 	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: reference fetched",
@@ -55,10 +57,11 @@ func (f *Fetcher) record(fl *flight, res Result, marked bool) outcome {
 	return out
 }
 
-// withdraw removes a committed copy that no record may name, through the
-// store when it is a [refs.Remover], and says so in the log either way.
-func (f *Fetcher) withdraw(ctx context.Context, id, path, why string) {
-	r, ok := f.store.(refs.Remover)
+// withdraw removes a committed copy that no record may name, through
+// store, the one that holds it, when it is a [refs.Remover], and says so
+// in the log either way.
+func (f *Fetcher) withdraw(ctx context.Context, store Store, id, path, why string) {
+	r, ok := store.(refs.Remover)
 	if !ok {
 		f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy no record names stays in storage, since the store cannot remove files",
 			slog.String("ref", id), slog.String("path", path), slog.String("why", why))

@@ -1,0 +1,226 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// withHostStore gives the fetcher hs as its Config.HostStore.
+func withHostStore(hs Store) func(*env) { return func(e *env) { e.cfg.HostStore = hs } }
+
+// commitCounter counts the commits of the copies it begins.
+type commitCounter struct {
+	*markingStore
+	commits *atomic.Int32
+}
+
+func (s commitCounter) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.markingStore.Begin(ctx, name, mime)
+	return commitCounterPending{p, s.commits}, err
+}
+
+type commitCounterPending struct {
+	Pending
+	commits *atomic.Int32
+}
+
+func (p commitCounterPending) Commit(ctx context.Context) (string, error) {
+	p.commits.Add(1)
+	return p.Pending.Commit(ctx)
+}
+
+// savedPaths lists the paths a memory store holds.
+func savedPaths(m *MemoryStore) []string {
+	var out []string
+	for _, s := range m.Saves() {
+		out = append(out, s.Path)
+	}
+	return out
+}
+
+// TestHostStoreHoldsNeverCopies pins F18 with a host-only store: a copy
+// the host fetches for itself of a reference a server marked never goes
+// to Config.HostStore, never to the store whose paths views name, and the
+// host is served it again from there.
+func TestHostStoreHoldsNeverCopies(t *testing.T) {
+	ctx := context.Background()
+	hs := NewMemoryStore()
+	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs))
+	rec := e.ref(serverName, blk(`,"sizeBytes":19,"disposition":"never","digest":"`+wavDigest+`"`))
+
+	res, err := e.fetch(ctx, rec, Request{ForHost: true})
+	if err != nil {
+		t.Fatalf("the host's own request failed: %v", err)
+	}
+	if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
+		t.Errorf("host store holds %q; want only the copy at %q", got, res.Path)
+	}
+	if got := savedPaths(e.mem); len(got) != 0 {
+		t.Errorf("the shared store holds %q; want nothing of a never reference", got)
+	}
+	if cur, _ := e.reg.Lookup(rec.ID); !cur.Never || cur.Copy == nil || *cur.Copy != res.Copy {
+		t.Errorf("record: never %t, copy %+v; want marked, with the host's copy", cur.Never, cur.Copy)
+	}
+	_, err = e.fetch(ctx, rec, Request{})
+	failureOf(t, err, CodeWithheld)
+	again, err := e.fetch(ctx, rec, Request{ForHost: true})
+	if err != nil || !again.FromCopy || again.Path != res.Path {
+		t.Errorf("the host's second request = %+v, %v; want the saved copy", again, err)
+	}
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}
+
+// TestHostStoreLeavesOtherCopies pins that a host-only store takes only
+// copies of references marked never: the copy of any other reference,
+// whoever asked for it, goes to the fetcher's Store, as views expect.
+func TestHostStoreLeavesOtherCopies(t *testing.T) {
+	ctx := context.Background()
+	for _, req := range []Request{{}, {ForHost: true}} {
+		hs := NewMemoryStore()
+		e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs))
+		rec := e.ref(serverName, blk(""))
+		res, err := e.fetch(ctx, rec, req)
+		if err != nil {
+			t.Fatalf("ForHost %t: %v", req.ForHost, err)
+		}
+		if got := savedPaths(e.mem); len(got) != 1 || got[0] != res.Path {
+			t.Errorf("ForHost %t: the shared store holds %q; want the copy at %q", req.ForHost, got, res.Path)
+		}
+		if got := savedPaths(hs); len(got) != 0 {
+			t.Errorf("ForHost %t: host store holds %q; want nothing", req.ForHost, got)
+		}
+	}
+}
+
+// TestHostStoreMarkBeforeBytes pins F17 and F18 with a host-only store:
+// a mark that lands before the response arrives sends the shared flight's
+// copy to the host store; the model's caller is refused.
+func TestHostStoreMarkBeforeBytes(t *testing.T) {
+	ctx := context.Background()
+	hs := NewMemoryStore()
+	g := newGate(wavBody)
+	e := newEnv(t, g.handler, withHostStore(hs))
+	rec := e.ref(serverName, blk(""))
+	var (
+		wg              sync.WaitGroup
+		hostRes         Result
+		hostErr, modErr error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, rec, Request{ForHost: true}) }()
+	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, rec, Request{}) }()
+	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
+	e.reg.MarkNever(ctx, rec.URI, serverName)
+	close(g.release)
+	wg.Wait()
+
+	failureOf(t, modErr, CodeWithheld)
+	if hostErr != nil || hostRes.Bytes != int64(len(wavBody)) {
+		t.Fatalf("the host's caller got %+v, %v", hostRes, hostErr)
+	}
+	if got := savedPaths(hs); len(got) != 1 || got[0] != hostRes.Path {
+		t.Errorf("host store holds %q; want the copy at %q", got, hostRes.Path)
+	}
+	if got := savedPaths(e.mem); len(got) != 0 {
+		t.Errorf("the shared store holds %q; want nothing", got)
+	}
+}
+
+// TestHostStoreMarkDuringSharedCopy pins that with a host-only store no
+// copy of a reference marked never stays in the shared store: a mark that
+// lands once a copy there has begun, or as it is committed, fails the
+// fetch for every caller, the host's too, and discards the copy; the
+// host's next request downloads into the host store.
+func TestHostStoreMarkDuringSharedCopy(t *testing.T) {
+	for _, at := range []string{"begin", "commit"} {
+		t.Run(at, func(t *testing.T) {
+			ctx := context.Background()
+			hs := NewMemoryStore()
+			var ms *markingStore
+			var commits atomic.Int32
+			e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs), func(e *env) {
+				ms = &markingStore{MemoryStore: e.mem, e: e, at: at}
+				e.store = commitCounter{ms, &commits}
+			})
+			e.rec = e.ref(serverName, blk(""))
+			res, err := e.fetch(ctx, e.rec, Request{ForHost: true})
+			if err == nil {
+				t.Fatalf("the host's caller got %+v; want a failure, since the copy was going to the shared store", res)
+			}
+			if f := failureOf(t, err, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause {
+				t.Errorf("clause %q; want the clause for a mark during the fetch", f.Clause)
+			}
+			if got := savedPaths(e.mem); len(got) != 0 {
+				t.Errorf("the shared store holds %q; want nothing", got)
+			}
+			if n := commits.Load(); at == "begin" && n != 0 {
+				t.Errorf("the shared store committed %d copies after the mark; want the download stopped first", n)
+			}
+			if cur, _ := e.reg.Lookup(e.rec.ID); cur.Copy != nil {
+				t.Errorf("record keeps copy %+v", cur.Copy)
+			}
+
+			ms.at = "" // marked already; the next request marks nothing
+			res, err = e.fetch(ctx, e.rec, Request{ForHost: true})
+			if err != nil {
+				t.Fatalf("the host's second request: %v", err)
+			}
+			if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
+				t.Errorf("host store holds %q; want the copy at %q", got, res.Path)
+			}
+			if got := savedPaths(e.mem); len(got) != 0 {
+				t.Errorf("the shared store holds %q after the second request; want nothing", got)
+			}
+		})
+	}
+}
+
+// TestHostStoreWithFetchNever pins that the conformance profile keeps its
+// answers with a host-only store: a reference marked never is fetched for
+// any caller, and its copy goes to the host store.
+func TestHostStoreWithFetchNever(t *testing.T) {
+	ctx := context.Background()
+	hs := NewMemoryStore()
+	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs), withFetchNever)
+	rec := e.ref(serverName, blk(`,"disposition":"never"`))
+	res, err := e.fetch(ctx, rec, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
+		t.Errorf("host store holds %q; want the copy at %q", got, res.Path)
+	}
+	if got := savedPaths(e.mem); len(got) != 0 {
+		t.Errorf("the shared store holds %q; want nothing", got)
+	}
+}
+
+// TestHostStoreRefusedWhenUnusable pins New's checks of Config.HostStore:
+// a typed nil, and the fetcher's own Store again, are configuration
+// errors, since neither keeps a copy away from the shared store.
+func TestHostStoreRefusedWhenUnusable(t *testing.T) {
+	reg, err := refs.New(refs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := ServersFunc(func(string) (Server, error) { return Server{}, nil })
+	mem := NewMemoryStore()
+	for name, hs := range map[string]Store{
+		"typed nil":  (*DirStore)(nil),
+		"same store": mem,
+	} {
+		if _, err := New(reg, servers, mem, Config{HostStore: hs}); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: New = %v; want ErrBadConfig", name, err)
+		}
+	}
+	if _, err := New(reg, servers, mem, Config{HostStore: NewMemoryStore()}); err != nil {
+		t.Errorf("another store: %v", err)
+	}
+}
