@@ -118,6 +118,26 @@ func failWithheldDuring(server string) *Failure {
 		"a server marked this reference never while it was being fetched, so its content was dropped and nothing was kept for the model")
 }
 
+// failWithheldInShared is the host's own answer when a mark landed while
+// the copy went to the shared store, which a host-only store keeps free
+// of never references: a fetch that starts now saves apart.
+func failWithheldInShared(server string) *Failure {
+	f := fail(CodeWithheld, server,
+		"a server marked this reference never while its copy was being saved beside copies the model may see, so that copy was dropped; a new fetch for the host saves it apart")
+	f.Remedy = Remedy{kind: RemedyTryLater}
+	return f
+}
+
+// failUncheckedDuring is the answer, for everyone but the host, when the
+// never marks could not be read as the copy started: it went to the
+// host-only store, and no mark was known by the time it was saved.
+func failUncheckedDuring(server string) *Failure {
+	f := fail(CodeWithheld, server,
+		"this host could not read its never marks while the reference was being fetched, so nothing was kept for the model or its tools")
+	f.Remedy = Remedy{kind: RemedyTryLater}
+	return f
+}
+
 func failNoServer() *Failure {
 	return fail(CodeNoServer, "",
 		"no server delivered this reference, so there is no origin this host could fetch it from")

@@ -73,17 +73,32 @@ type Config struct {
 	// model: with it off, such a reference is fetched only by a request
 	// that sets [Request.ForHost].
 	FetchNever bool
-	// HostStore, if set, receives every copy of a reference a server
-	// marked never, such as those a [Request.ForHost] fetches, so that
-	// the store passed to [New], whose paths the stubs of other copies
-	// show, never holds one. Give it a place the model and its tools
-	// cannot read. A copy already going to the shared store when a mark
-	// lands is discarded, and its fetch fails for every caller, the
-	// host's included; fetching again downloads into HostStore. A record
-	// marked never holds only copies from HostStore, so a host removing
-	// the copies of evicted records removes those from there. Nil means
-	// such copies go to the shared store like any other. HostStore must
-	// not be that same store: [New] refuses the same pointer.
+	// HostStore, if set, keeps copies of references a server marked never
+	// apart from the store passed to [New], whose paths the stubs of other
+	// copies show. A download of a reference known to be marked never when
+	// it starts (in the registry, or in its mark store) goes to HostStore,
+	// as one a [Request.ForHost] fetches does, and no record marked never
+	// names a copy in the shared store. Give HostStore a place the model
+	// and its tools cannot read, and give every Fetcher of one registry
+	// the same HostStore.
+	//
+	// A mark that lands once a download into the shared store has begun
+	// stops it: the copy is discarded and every caller fails, the host's
+	// with a remedy of trying again, which then saves to HostStore. A mark
+	// made by another host is asked for when the download starts and again
+	// before the commit; one learned only then has let the shared store
+	// receive bytes it discards. A mark landing as the copy is committed is
+	// met by removing the copy, so the shared store must be a
+	// [refs.Remover]. While the mark store cannot be read, a download goes
+	// to HostStore; if no mark is known by the time it is saved, the
+	// record does not name it, the host's callers get it (it is theirs to
+	// remove), and no other caller does. Under FetchNever every caller is
+	// a host's, so the model may be given a path in HostStore.
+	//
+	// Nil means such copies go to the shared store like any other. [New]
+	// refuses the shared store itself, a shared store that is not a
+	// [refs.Remover], and a [DirStore] whose directory holds, or lies in,
+	// the shared DirStore's.
 	HostStore Store
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,
@@ -189,11 +204,13 @@ type Request struct {
 	// its user, say), never the model or its tools. Such a request fetches
 	// a reference a server marked never; the copy is recorded, but no
 	// view names it and no request for the model is served from it. The
-	// copy goes to Config.HostStore when one is set. Without it the copy
-	// goes to the fetcher's Store under the record's id, as every copy
-	// does, and the model sees both the id and, in the stubs of other
-	// saved copies, the store's directory: a host whose model can read
-	// files should set HostStore.
+	// copy goes to Config.HostStore when one is set; such a fetch then
+	// fails, with a remedy of trying again, if the mark lands while the
+	// copy is going to the shared store. Without HostStore the copy goes
+	// to the fetcher's Store under the record's id, as every copy does,
+	// and the model sees both the id and, in the stubs of other saved
+	// copies, the store's directory: a host whose model can read files
+	// should set HostStore.
 	ForHost bool
 	// Progress, if set, is called as bytes arrive with the decoded bytes
 	// so far and the reference's claimed size (-1 when it claims none).

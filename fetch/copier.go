@@ -56,7 +56,10 @@ func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
 		h:    sha256.New(),
 	}
 	c.store = f.store
-	if f.hostStore != nil && (fl.t.rec.Never || f.reg.MarkedHere(fl.t.rec.URI)) {
+	// Marked asks the mark store too, where another host's mark may be;
+	// a store that cannot be read counts as a mark, and record then keeps
+	// the copy from the record unless a mark is known by then.
+	if f.hostStore != nil && (fl.t.rec.Never || f.reg.Marked(fl.ctx, fl.t.rec.URI)) {
 		c.store, c.hostOnly = f.hostStore, true
 	}
 	c.src = c.wire
@@ -97,22 +100,18 @@ func (c *copier) run() outcome {
 	return c.f.record(c, res)
 }
 
-// keepsMarked reports whether the copy may stay once a never mark has
-// landed: it is wanted whatever its mark (by the host itself, or by a
-// fetcher told to fetch never references), and it is not going to the
-// shared store while a host-only store exists.
-func (c *copier) keepsMarked() bool {
-	return (c.f.fetchNever || c.fl.anyHost()) && (c.f.hostStore == nil || c.hostOnly)
-}
-
 // markLanded drops the callers who wanted the bytes for the model, once a
 // never mark landed; the download goes on only for the host's own callers
 // (or for every caller under Config.FetchNever). A copy going to the
-// shared store while a host-only store exists goes on for nobody.
+// shared store while a host-only store exists goes on for nobody: the
+// host's callers are told to fetch again, which saves apart.
 func (c *copier) markLanded() *Failure {
 	c.marked = true
 	if c.f.hostStore != nil && !c.hostOnly {
-		return failWithheldDuring(c.fl.t.server)
+		if fail := c.fl.dropModel(failWithheldDuring(c.fl.t.server)); fail != nil {
+			return fail
+		}
+		return failWithheldInShared(c.fl.t.server)
 	}
 	if c.f.fetchNever {
 		return nil

@@ -370,7 +370,30 @@ func failCases(t *testing.T) []failCase {
 			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
 			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "commit"} },
 			code:  CodeWithheld, remedy: RemedyNothing, requests: 1},
+		{name: "withheld-in-shared-store", reason: "F18 with a host-only store: a mark that lands while the copy goes to the shared store fails the host's own fetch too, and fetching again may succeed",
+			handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+			mods:  []func(*env){withHostStore(NewMemoryStore())},
+			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "commit"} },
+			req:   Request{ForHost: true}, code: CodeWithheld, remedy: RemedyTryLater, requests: 1},
+		uncheckedDuringCase(),
 	}
+}
+
+// uncheckedDuringCase is a model's fetch, with a host-only store, during
+// which the mark store cannot be read as the copy starts and can again
+// when it is saved: the copy went to the host store, no mark is known, and
+// only the host could have taken it.
+func uncheckedDuringCase() failCase {
+	marks := &switchMarks{}
+	return failCase{name: "unchecked-mid-download", reason: "N7 and F18: a copy made while the marks could not be read is kept for no one but the host",
+		handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+		mods: []func(*env){
+			func(e *env) { e.regCfg.Marks = marks },
+			// The outage starts once the fetch has passed its never check.
+			func(e *env) { e.lookup = func(string) { marks.down.Store(true) } },
+			withHostStore(&beginCounter{MemoryStore: NewMemoryStore(), onBegin: func() { marks.down.Store(false) }}),
+		},
+		code: CodeWithheld, remedy: RemedyTryLater, requests: 1}
 }
 
 func TestFailures(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,8 +57,10 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		return nil, fmt.Errorf("%w: New needs a Store (fetch.NewDirStore, or a store of the host's own)", ErrBadConfig)
 	case cfg.HostStore != nil && nilness.Is(cfg.HostStore):
 		return nil, fmt.Errorf("%w: Config.HostStore is a nil %T", ErrBadConfig, cfg.HostStore)
-	case sameStore(store, cfg.HostStore):
-		return nil, fmt.Errorf("%w: Config.HostStore is the shared store itself, which keeps nothing apart", ErrBadConfig)
+	case cfg.HostStore != nil && overlap(store, cfg.HostStore):
+		return nil, fmt.Errorf("%w: Config.HostStore is the shared store, or a directory store whose directory holds or is held by the shared one's, so it keeps nothing apart", ErrBadConfig)
+	case cfg.HostStore != nil && !isRemover(store):
+		return nil, fmt.Errorf("%w: with Config.HostStore, the shared store must be a refs.Remover, to remove a copy a never mark reaches as it is saved", ErrBadConfig)
 	}
 	set, err := resolve(cfg)
 	if err != nil {
@@ -89,11 +92,31 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 	return f, nil
 }
 
-// sameStore reports whether a and b are the same pointer. Stores of other
-// kinds are taken to differ: comparing them could panic.
-func sameStore(a, b Store) bool {
+// overlap reports whether a and b are the same pointer, or two directory
+// stores one of whose directories holds the other's or is it. Stores of
+// other kinds are taken to differ: comparing them could panic, and where
+// they keep copies is theirs to know.
+func overlap(a, b Store) bool {
 	ta := reflect.TypeOf(a)
-	return ta != nil && ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b
+	if ta != nil && ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b {
+		return true
+	}
+	da, ok := a.(*DirStore)
+	db, ok2 := b.(*DirStore)
+	return ok && ok2 && (within(da.dir, db.dir) || within(db.dir, da.dir))
+}
+
+// within reports whether path is dir or lies beneath it; both are clean
+// absolute paths.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// isRemover reports whether s can remove the copies it holds.
+func isRemover(s Store) bool {
+	_, ok := s.(refs.Remover)
+	return ok
 }
 
 // Fetch fetches the payload of the reference the registry holds as id, or

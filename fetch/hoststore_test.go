@@ -3,6 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -154,8 +157,8 @@ func TestHostStoreMarkDuringSharedCopy(t *testing.T) {
 			if err == nil {
 				t.Fatalf("the host's caller got %+v; want a failure, since the copy was going to the shared store", res)
 			}
-			if f := failureOf(t, err, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause {
-				t.Errorf("clause %q; want the clause for a mark during the fetch", f.Clause)
+			if f := failureOf(t, err, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause || f.Remedy.Kind() != RemedyTryLater {
+				t.Errorf("clause %q, remedy %q; want the clause for a mark while saving to the shared store, and a remedy of trying again", f.Clause, f.Remedy)
 			}
 			if got := savedPaths(e.mem); len(got) != 0 {
 				t.Errorf("the shared store holds %q; want nothing", got)
@@ -203,24 +206,156 @@ func TestHostStoreWithFetchNever(t *testing.T) {
 }
 
 // TestHostStoreRefusedWhenUnusable pins New's checks of Config.HostStore:
-// a typed nil, and the fetcher's own Store again, are configuration
-// errors, since neither keeps a copy away from the shared store.
+// a typed nil, the fetcher's own Store again, a directory store in the
+// shared store's directory or one nested with it, and a shared store that
+// cannot remove the copy a late mark reaches are configuration errors,
+// since none keeps such copies away from the shared store.
 func TestHostStoreRefusedWhenUnusable(t *testing.T) {
 	reg, err := refs.New(refs.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	servers := ServersFunc(func(string) (Server, error) { return Server{}, nil })
-	mem := NewMemoryStore()
-	for name, hs := range map[string]Store{
-		"typed nil":  (*DirStore)(nil),
-		"same store": mem,
+	dirStore := func(dir string) *DirStore {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewDirStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	base := t.TempDir()
+	mem, shared := NewMemoryStore(), dirStore(filepath.Join(base, "shared"))
+	for _, tc := range []struct {
+		name           string
+		shared, hostly Store
+	}{
+		{"typed nil", mem, (*DirStore)(nil)},
+		{"same store", mem, mem},
+		{"same directory", shared, dirStore(filepath.Join(base, "shared"))},
+		{"inside the shared directory", shared, dirStore(filepath.Join(base, "shared", "host"))},
+		{"around the shared directory", dirStore(filepath.Join(base, "a", "shared")), dirStore(filepath.Join(base, "a"))},
+		{"a shared store that cannot remove", struct{ Store }{mem}, NewMemoryStore()},
 	} {
-		if _, err := New(reg, servers, mem, Config{HostStore: hs}); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("%s: New = %v; want ErrBadConfig", name, err)
+		if _, err := New(reg, servers, tc.shared, Config{HostStore: tc.hostly}); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: New = %v; want ErrBadConfig", tc.name, err)
 		}
 	}
-	if _, err := New(reg, servers, mem, Config{HostStore: NewMemoryStore()}); err != nil {
-		t.Errorf("another store: %v", err)
+	for name, pair := range map[string][2]Store{
+		"memory stores":            {mem, NewMemoryStore()},
+		"directories side by side": {shared, dirStore(filepath.Join(base, "shared-host"))},
+	} {
+		if _, err := New(reg, servers, pair[0], Config{HostStore: pair[1]}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// beginCounter counts the copies a memory store begins.
+type beginCounter struct {
+	*MemoryStore
+	begun atomic.Int32
+	// onBegin, if set, runs as each copy begins.
+	onBegin func()
+}
+
+func (s *beginCounter) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	s.begun.Add(1)
+	if s.onBegin != nil {
+		s.onBegin()
+	}
+	return s.MemoryStore.Begin(ctx, name, mime)
+}
+
+// TestHostStoreAsksMarkStore pins F18 across a fleet with a host-only
+// store: a mark another host put in the shared mark store after this host
+// registered the uri sends the host's copy to the host store; the shared
+// store begins nothing.
+func TestHostStoreAsksMarkStore(t *testing.T) {
+	ctx := context.Background()
+	marks := refs.NewMemoryMarks(0)
+	other, err := refs.New(refs.Config{Marks: marks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := NewMemoryStore()
+	shared := &beginCounter{MemoryStore: NewMemoryStore()}
+	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs), withStore(shared), func(e *env) { e.regCfg.Marks = marks })
+	rec := e.ref(serverName, blk(""))
+	other.MarkNever(ctx, rec.URI, "elsewhere")
+	if e.reg.MarkedHere(rec.URI) {
+		t.Fatal("setup: the mark reached this host's memory; the test needs it in the store only")
+	}
+
+	res, err := e.fetch(ctx, rec, Request{ForHost: true})
+	if err != nil {
+		t.Fatalf("the host's own request failed: %v", err)
+	}
+	if n := shared.begun.Load(); n != 0 {
+		t.Errorf("the shared store began %d copies of a reference the mark store marks", n)
+	}
+	if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
+		t.Errorf("host store holds %q; want the copy at %q", got, res.Path)
+	}
+	if cur, _ := e.reg.Lookup(rec.ID); !cur.Never || cur.Copy == nil || *cur.Copy != res.Copy {
+		t.Errorf("record: never %t, copy %+v; want marked, with the host's copy", cur.Never, cur.Copy)
+	}
+}
+
+// switchMarks is a mark store that holds no mark and can be made
+// unreadable.
+type switchMarks struct{ down atomic.Bool }
+
+func (m *switchMarks) Mark(context.Context, string, string) error {
+	if m.down.Load() {
+		return errors.New("mark store down")
+	}
+	return nil
+}
+
+func (m *switchMarks) Marked(context.Context, string) (bool, error) {
+	if m.down.Load() {
+		return false, errors.New("mark store down")
+	}
+	return false, nil
+}
+
+// TestHostStoreMarkStoreOutage pins N7 with a host-only store: while the
+// mark store cannot be read, a host's own fetch of a reference registered
+// before the outage still succeeds, each time, and its copy goes to the
+// host store; since no mark is known, the record does not name that copy
+// (views and the model's fetches would show its path), and the host is
+// told where it is.
+func TestHostStoreMarkStoreOutage(t *testing.T) {
+	ctx := context.Background()
+	marks := &switchMarks{}
+	hs := NewMemoryStore()
+	shared := &beginCounter{MemoryStore: NewMemoryStore()}
+	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs), withStore(shared), func(e *env) { e.regCfg.Marks = marks })
+	rec := e.ref(serverName, blk(""))
+	marks.down.Store(true)
+	for i := range 3 {
+		res, err := e.fetch(ctx, rec, Request{ForHost: true})
+		if err != nil {
+			t.Fatalf("host fetch %d during the outage: %v", i, err)
+		}
+		if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
+			t.Errorf("host fetch %d: host store holds %q; want the copy at %q", i, got, res.Path)
+		}
+		if res.FromCopy {
+			t.Errorf("host fetch %d was served from a copy; none is recorded", i)
+		}
+	}
+	if n := shared.begun.Load(); n != 0 {
+		t.Errorf("the shared store began %d copies during the outage", n)
+	}
+	if cur, _ := e.reg.Lookup(rec.ID); cur.Never || cur.Copy != nil {
+		t.Errorf("record: never %t, copy %+v; want unmarked, naming no host-store copy", cur.Never, cur.Copy)
+	}
+	if !strings.Contains(e.logs.String(), "not recorded") {
+		t.Errorf("no log line says the host's copy was not recorded:\n%s", e.logs.String())
 	}
 }

@@ -16,7 +16,14 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 	fl := c.fl
 	ctx, rec, name := context.WithoutCancel(fl.ctx), fl.t.rec, fl.t.server
 	forHost := f.fetchNever || fl.anyHost()
-	keep := c.keepsMarked()
+	if c.hostOnly && !f.reg.MarkedHere(rec.URI) {
+		return f.keepUnrecorded(c, res, forHost)
+	}
+	// The copy may stay once a never mark has landed when it is wanted
+	// whatever its mark (by the host itself, or by a fetcher told to fetch
+	// never references), and is not in the shared store while a host-only
+	// store exists.
+	keep := forHost && (f.hostStore == nil || c.hostOnly)
 	save := f.reg.Save
 	if keep {
 		save = f.reg.SaveMarked
@@ -33,7 +40,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		return failure(failGone(name))
 	case errors.Is(err, refs.ErrMarked):
 		f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed during the fetch")
-		return failure(failWithheldDuring(name))
+		return c.markedOutcome()
 	case err != nil:
 		f.withdraw(ctx, c.store, rec.ID, res.Path, "the registry refused the copy")
 		return failure(failGone(name))
@@ -44,7 +51,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 			// The mark landed after the save: the registry forgot the
 			// copy, and no caller may have it.
 			f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed as the copy was saved")
-			return failure(failWithheldDuring(name))
+			return c.markedOutcome()
 		}
 		if !f.fetchNever {
 			out.modelFail = failWithheldDuring(name)
@@ -53,7 +60,40 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: reference fetched",
 		slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path),
 		slog.Int64("bytes", res.Bytes), slog.String("type", res.MimeType),
-		slog.Bool("digestVerified", res.DigestVerified), slog.Bool("forHost", forHost))
+		slog.Bool("digestVerified", res.DigestVerified), slog.Bool("forHost", forHost), slog.Bool("hostStore", c.hostOnly))
+	return out
+}
+
+// markedOutcome answers the callers of a copy a never mark made the
+// fetcher drop: the model's are withheld, and the host's, whose copy was
+// going to the shared store beside a host-only store, may fetch again.
+func (c *copier) markedOutcome() outcome {
+	name := c.fl.t.server
+	if c.f.hostStore != nil && !c.hostOnly {
+		return outcome{fail: failWithheldInShared(name), modelFail: failWithheldDuring(name)}
+	}
+	return failure(failWithheldDuring(name))
+}
+
+// keepUnrecorded answers a download that went to the host-only store
+// because the mark store could not be read, when no mark is known by the
+// time it is saved. A record not marked never may not name a copy there
+// (views and the model's fetches would show its path), so the host's
+// callers get the copy unrecorded, and it is theirs to remove; no other
+// caller may have it.
+func (f *Fetcher) keepUnrecorded(c *copier, res Result, forHost bool) outcome {
+	ctx, id, name := context.WithoutCancel(c.fl.ctx), c.fl.t.rec.ID, c.fl.t.server
+	if !forHost {
+		f.withdraw(ctx, c.store, id, res.Path, "the never marks could not be read as the copy started, and only the host may take such a copy")
+		return failure(failUncheckedDuring(name))
+	}
+	f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy for the host is in the host store but not recorded, since the never marks could not be read as it started",
+		slog.String("ref", id), slog.String("server", name), slog.String("path", res.Path),
+		slog.Int64("bytes", res.Bytes), slog.String("type", res.MimeType))
+	out := outcome{res: res}
+	if !f.fetchNever {
+		out.modelFail = failUncheckedDuring(name)
+	}
 	return out
 }
 
