@@ -71,34 +71,38 @@ type Config struct {
 	// marked never for every caller, as RFC-005's conformance vectors
 	// expect of a host under test. Leave it off in a host that serves a
 	// model: with it off, such a reference is fetched only by a request
-	// that sets [Request.ForHost].
+	// that sets [Request.ForHost]. With it on, the model may be given the
+	// path of a copy in HostStore.
 	FetchNever bool
 	// HostStore, if set, keeps copies of references a server marked never
 	// apart from the store passed to [New], whose paths the stubs of other
 	// copies show. A download of a reference known to be marked never when
-	// it starts (in the registry, or in its mark store) goes to HostStore,
-	// as one a [Request.ForHost] fetches does, and no record marked never
-	// names a copy in the shared store. Give HostStore a place the model
-	// and its tools cannot read, and give every Fetcher of one registry
-	// the same HostStore.
+	// it starts (in the registry, or in its mark store), such as one a
+	// [Request.ForHost] fetches, goes to HostStore; a copy going to the
+	// shared store is never recorded on a record marked never. Give
+	// HostStore a place the model and its tools cannot read, give every
+	// Fetcher of one registry the same HostStore, and set the registry's
+	// Remover (refs.Config.Remover) to the shared store, so that a mark
+	// reaching a copy saved earlier removes it.
 	//
 	// A mark that lands once a download into the shared store has begun
 	// stops it: the copy is discarded and every caller fails, the host's
 	// with a remedy of trying again, which then saves to HostStore. A mark
-	// made by another host is asked for when the download starts and again
-	// before the commit; one learned only then has let the shared store
-	// receive bytes it discards. A mark landing as the copy is committed is
-	// met by removing the copy, so the shared store must be a
-	// [refs.Remover]. While the mark store cannot be read, a download goes
-	// to HostStore; if no mark is known by the time it is saved, the
-	// record does not name it, the host's callers get it (it is theirs to
-	// remove), and no other caller does. Under FetchNever every caller is
-	// a host's, so the model may be given a path in HostStore.
+	// made by another host is asked for when the download starts and
+	// again before the commit; one learned only then has let the shared
+	// store receive bytes it discards. A mark landing as the copy is
+	// committed is met by removing the copy. While the mark store cannot
+	// be read, a download goes to HostStore, and unless a mark is known by
+	// the time it is saved, the copy is removed and the fetch fails with a
+	// remedy of trying later: a record not marked never may not name a
+	// copy there. Under FetchNever every caller counts as the host's, so
+	// the model may be given a path in HostStore.
 	//
-	// Nil means such copies go to the shared store like any other. [New]
-	// refuses the shared store itself, a shared store that is not a
-	// [refs.Remover], and a [DirStore] whose directory holds, or lies in,
-	// the shared DirStore's.
+	// Nil means such copies go to the shared store like any other. With
+	// HostStore set, [New] requires both stores to be [refs.Remover]s, and
+	// refuses the shared store itself and a [DirStore] whose directory
+	// holds, or lies in, the shared DirStore's (symbolic links resolved).
+	// Other ways of naming the same place are not caught.
 	HostStore Store
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,
@@ -204,13 +208,14 @@ type Request struct {
 	// its user, say), never the model or its tools. Such a request fetches
 	// a reference a server marked never; the copy is recorded, but no
 	// view names it and no request for the model is served from it. The
-	// copy goes to Config.HostStore when one is set; such a fetch then
-	// fails, with a remedy of trying again, if the mark lands while the
-	// copy is going to the shared store. Without HostStore the copy goes
-	// to the fetcher's Store under the record's id, as every copy does,
-	// and the model sees both the id and, in the stubs of other saved
-	// copies, the store's directory: a host whose model can read files
-	// should set HostStore.
+	// copy of such a reference goes to Config.HostStore when one is set
+	// (a copy of any other reference goes to the shared store, and views
+	// and the model may be given it); a fetch whose reference is marked
+	// while its copy goes to the shared store then fails, with a remedy of
+	// trying again. Without HostStore the copy goes to the fetcher's Store
+	// under the record's id, as every copy does, and the model sees both
+	// the id and, in the stubs of other saved copies, the store's
+	// directory: a host whose model can read files should set HostStore.
 	ForHost bool
 	// Progress, if set, is called as bytes arrive with the decoded bytes
 	// so far and the reference's claimed size (-1 when it claims none).

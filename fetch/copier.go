@@ -36,8 +36,12 @@ type copier struct {
 	pend     Pending
 	mime     string
 	n        int64 // decoded bytes read
-	// marked is set once a never mark landed during the download.
-	marked bool
+	// marked is set once a never mark landed during the download, or the
+	// mark store could not be read; unchecked says it was only the latter.
+	marked, unchecked bool
+	// modelFail, once set, answers the model's callers of a download
+	// stopped for everyone (see markLanded).
+	modelFail *Failure
 	// fill is set for a gzip body: see readChunk.
 	fill bool
 	// ahead is the sum of the bytes hashAhead read ahead of the hashing;
@@ -84,12 +88,12 @@ func (c *copier) run() outcome {
 	}
 	if fail := c.stream(); fail != nil {
 		c.abort()
-		return failure(fail)
+		return outcome{fail: fail, modelFail: c.modelFail}
 	}
 	res, fail := c.commit()
 	if fail != nil {
 		c.abort()
-		return failure(fail)
+		return outcome{fail: fail, modelFail: c.modelFail}
 	}
 	if !c.fl.finish() {
 		// Every caller left while the store committed, and each is told
@@ -101,22 +105,30 @@ func (c *copier) run() outcome {
 }
 
 // markLanded drops the callers who wanted the bytes for the model, once a
-// never mark landed; the download goes on only for the host's own callers
-// (or for every caller under Config.FetchNever). A copy going to the
-// shared store while a host-only store exists goes on for nobody: the
-// host's callers are told to fetch again, which saves apart.
-func (c *copier) markLanded() *Failure {
-	c.marked = true
+// never mark landed (or, unchecked, the mark store could not be read); the
+// download goes on only for the host's own callers (or for every caller
+// under Config.FetchNever). A copy going to the shared store while a
+// host-only store exists goes on for nobody: the host's callers are told
+// to fetch again, which saves apart, and a model's caller that joins as
+// the copy is discarded is answered as the others were.
+func (c *copier) markLanded(unchecked bool) *Failure {
+	c.marked, c.unchecked = true, unchecked
+	name := c.fl.t.server
+	modelFail, hostFail := failWithheldDuring(name), failWithheldInShared(name)
+	if unchecked {
+		modelFail, hostFail = failUncheckedDuring(name), failUncheckedDuring(name)
+	}
 	if c.f.hostStore != nil && !c.hostOnly {
-		if fail := c.fl.dropModel(failWithheldDuring(c.fl.t.server)); fail != nil {
+		c.modelFail = modelFail
+		if fail := c.fl.dropModel(modelFail); fail != nil {
 			return fail
 		}
-		return failWithheldInShared(c.fl.t.server)
+		return hostFail
 	}
 	if c.f.fetchNever {
 		return nil
 	}
-	return c.fl.dropModel(failWithheldDuring(c.fl.t.server))
+	return c.fl.dropModel(modelFail)
 }
 
 // write hands a chunk to the store, beginning the copy once the first
@@ -189,7 +201,7 @@ func (c *copier) commit() (Result, *Failure) {
 	// The last word before the copy is visible: a mark from the mark store
 	// (another host of a fleet) counts too.
 	if !c.marked && c.f.reg.Marked(c.fl.ctx, t.rec.URI) {
-		if fail := c.markLanded(); fail != nil {
+		if fail := c.markLanded(!c.f.reg.MarkedHere(t.rec.URI)); fail != nil {
 			return Result{}, fail
 		}
 	}

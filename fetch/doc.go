@@ -15,8 +15,9 @@
 //     its tools. The host may fetch it for its own use by asking so on the
 //     request ([Request.ForHost]); the zero [Config] never does it for the
 //     model. With a host-only store ([Config.HostStore]) a download of a
-//     reference known to be marked never goes there, and no record marked
-//     never names a copy in the store whose paths views show.
+//     reference known to be marked never when it starts goes there, and
+//     no record marked never names a copy in the store whose paths views
+//     show.
 //   - Refusals before dialing come in one fixed order (see
 //     [Fetcher.Fetch]), and a refused fetch makes no request at all.
 //   - By default a reference is fetched only from the origin (scheme, host

@@ -376,7 +376,23 @@ func failCases(t *testing.T) []failCase {
 			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "commit"} },
 			req:   Request{ForHost: true}, code: CodeWithheld, remedy: RemedyTryLater, requests: 1},
 		uncheckedDuringCase(),
+		uncheckedAtCommitCase(),
 	}
+}
+
+// uncheckedAtCommitCase is a model's fetch during which the mark store
+// stops answering: the last check before the copy is kept cannot tell
+// whether a server marked the reference, and says so.
+func uncheckedAtCommitCase() failCase {
+	marks := &switchMarks{}
+	return failCase{name: "unchecked-at-commit", reason: "N7 and F18: a mark store that cannot be read before the commit counts as a mark, and is not called one",
+		handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+		mods: []func(*env){
+			func(e *env) { e.regCfg.Marks = marks },
+			// The outage starts once the fetch has passed its never check.
+			func(e *env) { e.lookup = func(string) { marks.down.Store(true) } },
+		},
+		code: CodeWithheld, remedy: RemedyTryLater, requests: 1}
 }
 
 // uncheckedDuringCase is a model's fetch, with a host-only store, during

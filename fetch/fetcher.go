@@ -59,8 +59,8 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		return nil, fmt.Errorf("%w: Config.HostStore is a nil %T", ErrBadConfig, cfg.HostStore)
 	case cfg.HostStore != nil && overlap(store, cfg.HostStore):
 		return nil, fmt.Errorf("%w: Config.HostStore is the shared store, or a directory store whose directory holds or is held by the shared one's, so it keeps nothing apart", ErrBadConfig)
-	case cfg.HostStore != nil && !isRemover(store):
-		return nil, fmt.Errorf("%w: with Config.HostStore, the shared store must be a refs.Remover, to remove a copy a never mark reaches as it is saved", ErrBadConfig)
+	case cfg.HostStore != nil && !(isRemover(store) && isRemover(cfg.HostStore)):
+		return nil, fmt.Errorf("%w: with Config.HostStore, both stores must be refs.Removers, to remove the copies no record may name", ErrBadConfig)
 	}
 	set, err := resolve(cfg)
 	if err != nil {
@@ -103,7 +103,20 @@ func overlap(a, b Store) bool {
 	}
 	da, ok := a.(*DirStore)
 	db, ok2 := b.(*DirStore)
-	return ok && ok2 && (within(da.dir, db.dir) || within(db.dir, da.dir))
+	if !ok || !ok2 || da == nil || db == nil {
+		return false
+	}
+	pa, pb := realDir(da.dir), realDir(db.dir)
+	return within(pa, pb) || within(pb, pa)
+}
+
+// realDir is dir with its symbolic links resolved, or dir itself when
+// they cannot be.
+func realDir(dir string) string {
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		return p
+	}
+	return dir
 }
 
 // within reports whether path is dir or lies beneath it; both are clean

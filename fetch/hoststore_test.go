@@ -3,9 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,6 +205,21 @@ func TestHostStoreWithFetchNever(t *testing.T) {
 	}
 }
 
+// linkedStore is a DirStore opened through a symbolic link at link to
+// dir.
+func linkedStore(t *testing.T, dir, link string) *DirStore {
+	t.Helper()
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	d, err := NewDirStore(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // TestHostStoreRefusedWhenUnusable pins New's checks of Config.HostStore:
 // a typed nil, the fetcher's own Store again, a directory store in the
 // shared store's directory or one nested with it, and a shared store that
@@ -239,6 +254,8 @@ func TestHostStoreRefusedWhenUnusable(t *testing.T) {
 		{"inside the shared directory", shared, dirStore(filepath.Join(base, "shared", "host"))},
 		{"around the shared directory", dirStore(filepath.Join(base, "a", "shared")), dirStore(filepath.Join(base, "a"))},
 		{"a shared store that cannot remove", struct{ Store }{mem}, NewMemoryStore()},
+		{"a host store that cannot remove", mem, struct{ Store }{NewMemoryStore()}},
+		{"a link to the shared directory", shared, linkedStore(t, filepath.Join(base, "shared"), filepath.Join(base, "link"))},
 	} {
 		if _, err := New(reg, servers, tc.shared, Config{HostStore: tc.hostly}); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: New = %v; want ErrBadConfig", tc.name, err)
@@ -325,10 +342,11 @@ func (m *switchMarks) Marked(context.Context, string) (bool, error) {
 
 // TestHostStoreMarkStoreOutage pins N7 with a host-only store: while the
 // mark store cannot be read, a host's own fetch of a reference registered
-// before the outage still succeeds, each time, and its copy goes to the
-// host store; since no mark is known, the record does not name that copy
-// (views and the model's fetches would show its path), and the host is
-// told where it is.
+// before the outage goes to the host store, since the reference may be
+// marked; as no mark is known when it is saved, the record may not name
+// that copy (views and the model's fetches would show its path), so the
+// copy is removed and the fetch fails with a remedy of trying later. Once
+// the store can be read the fetch succeeds.
 func TestHostStoreMarkStoreOutage(t *testing.T) {
 	ctx := context.Background()
 	marks := &switchMarks{}
@@ -337,25 +355,75 @@ func TestHostStoreMarkStoreOutage(t *testing.T) {
 	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(hs), withStore(shared), func(e *env) { e.regCfg.Marks = marks })
 	rec := e.ref(serverName, blk(""))
 	marks.down.Store(true)
-	for i := range 3 {
+	for i := range 2 {
 		res, err := e.fetch(ctx, rec, Request{ForHost: true})
-		if err != nil {
-			t.Fatalf("host fetch %d during the outage: %v", i, err)
+		if err == nil {
+			t.Fatalf("host fetch %d during the outage got %+v; want a failure", i, res)
 		}
-		if got := savedPaths(hs); len(got) != 1 || got[0] != res.Path {
-			t.Errorf("host fetch %d: host store holds %q; want the copy at %q", i, got, res.Path)
+		if f := failureOf(t, err, CodeWithheld); f.Clause != failUncheckedDuring(serverName).Clause || f.Remedy.Kind() != RemedyTryLater {
+			t.Errorf("host fetch %d: clause %q, remedy %q; want the clause for unreadable marks, and trying later", i, f.Clause, f.Remedy)
 		}
-		if res.FromCopy {
-			t.Errorf("host fetch %d was served from a copy; none is recorded", i)
-		}
+	}
+	if got := savedPaths(hs); len(got) != 0 {
+		t.Errorf("host store holds %q after the outage's fetches; want nothing", got)
 	}
 	if n := shared.begun.Load(); n != 0 {
 		t.Errorf("the shared store began %d copies during the outage", n)
 	}
 	if cur, _ := e.reg.Lookup(rec.ID); cur.Never || cur.Copy != nil {
-		t.Errorf("record: never %t, copy %+v; want unmarked, naming no host-store copy", cur.Never, cur.Copy)
+		t.Errorf("record: never %t, copy %+v; want unmarked, with no copy", cur.Never, cur.Copy)
 	}
-	if !strings.Contains(e.logs.String(), "not recorded") {
-		t.Errorf("no log line says the host's copy was not recorded:\n%s", e.logs.String())
+	marks.down.Store(false)
+	res, err := e.fetch(ctx, rec, Request{ForHost: true})
+	if err != nil {
+		t.Fatalf("host fetch after the outage: %v", err)
+	}
+	if got := savedPaths(shared.MemoryStore); len(got) != 1 || got[0] != res.Path {
+		t.Errorf("shared store holds %q; want the copy at %q of a reference no mark names", got, res.Path)
+	}
+}
+
+// TestHostStoreLateModelCaller pins F17 and F18 with a host-only store: a
+// model's caller that passed its never check before the mark, and joins
+// the host's flight while the copy going to the shared store is being
+// discarded, is answered as the model's callers are, not told to fetch
+// again for the host.
+func TestHostStoreLateModelCaller(t *testing.T) {
+	ctx := context.Background()
+	rest := make(chan struct{})
+	payload := append(append([]byte{}, wavBody...), make([]byte, 8<<10)...)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(payload[:4<<10])
+		w.(http.Flusher).Flush()
+		<-rest
+		w.Write(payload[4<<10:])
+	}
+	shared := &abortGateStore{MemoryStore: NewMemoryStore(), aborting: make(chan struct{}),
+		release: make(chan struct{}), began: make(chan struct{})}
+	e := newEnv(t, handler, withHostStore(NewMemoryStore()), withStore(shared))
+	e.rec = e.ref(serverName, blk(""))
+	hostErr := make(chan error, 1)
+	go func() { _, err := e.fetch(ctx, e.rec, Request{ForHost: true}); hostErr <- err }()
+	<-shared.began
+
+	// The model's caller has passed its never check and is looking its
+	// server up: the mark lands, the host's flight discards the copy it
+	// began, and the model's caller joins while the abort waits.
+	e.lookup = func(string) {
+		e.reg.MarkNever(ctx, e.rec.URI, serverName)
+		close(rest)
+		<-shared.aborting
+	}
+	go func() {
+		waitFor(t, "the model's caller to join", func() bool { return e.f.waiting(e.rec.ID) == 2 })
+		close(shared.release)
+	}()
+	_, modErr := e.fetch(ctx, e.rec, Request{})
+	if f := failureOf(t, modErr, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause || f.Remedy.Kind() != RemedyNothing {
+		t.Errorf("the model's caller: clause %q, remedy %q; want the model's clause for a mark during the fetch", f.Clause, f.Remedy)
+	}
+	if f := failureOf(t, <-hostErr, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause {
+		t.Errorf("the host's caller: clause %q; want the host's clause", f.Clause)
 	}
 }

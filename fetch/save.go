@@ -17,7 +17,13 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 	ctx, rec, name := context.WithoutCancel(fl.ctx), fl.t.rec, fl.t.server
 	forHost := f.fetchNever || fl.anyHost()
 	if c.hostOnly && !f.reg.MarkedHere(rec.URI) {
-		return f.keepUnrecorded(c, res, forHost)
+		// The copy went to the host-only store because the mark store
+		// could not be read, and no mark is known now. A record not marked
+		// never may not name a copy there (views and the model's fetches
+		// would show its path), and an unrecorded copy would be lost to
+		// the host's cleanup: it is removed, and a later fetch may succeed.
+		f.withdraw(ctx, c.store, rec.ID, res.Path, "the never marks could not be read as the copy started, and no mark is known")
+		return failure(failUncheckedDuring(name))
 	}
 	// The copy may stay once a never mark has landed when it is wanted
 	// whatever its mark (by the host itself, or by a fetcher told to fetch
@@ -46,7 +52,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		return failure(failGone(name))
 	}
 	out := outcome{res: res}
-	if c.marked || f.reg.MarkedHere(rec.URI) {
+	if marked := f.reg.MarkedHere(rec.URI); marked || c.marked {
 		if !keep {
 			// The mark landed after the save: the registry forgot the
 			// copy, and no caller may have it.
@@ -55,12 +61,18 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		}
 		if !f.fetchNever {
 			out.modelFail = failWithheldDuring(name)
+			if !marked && c.unchecked {
+				out.modelFail = failUncheckedDuring(name)
+			}
 		}
 	}
-	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: reference fetched",
-		slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path),
+	attrs := []slog.Attr{slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path),
 		slog.Int64("bytes", res.Bytes), slog.String("type", res.MimeType),
-		slog.Bool("digestVerified", res.DigestVerified), slog.Bool("forHost", forHost), slog.Bool("hostStore", c.hostOnly))
+		slog.Bool("digestVerified", res.DigestVerified), slog.Bool("forHost", forHost)}
+	if f.hostStore != nil {
+		attrs = append(attrs, slog.Bool("hostStore", c.hostOnly))
+	}
+	f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: reference fetched", attrs...)
 	return out
 }
 
@@ -73,28 +85,6 @@ func (c *copier) markedOutcome() outcome {
 		return outcome{fail: failWithheldInShared(name), modelFail: failWithheldDuring(name)}
 	}
 	return failure(failWithheldDuring(name))
-}
-
-// keepUnrecorded answers a download that went to the host-only store
-// because the mark store could not be read, when no mark is known by the
-// time it is saved. A record not marked never may not name a copy there
-// (views and the model's fetches would show its path), so the host's
-// callers get the copy unrecorded, and it is theirs to remove; no other
-// caller may have it.
-func (f *Fetcher) keepUnrecorded(c *copier, res Result, forHost bool) outcome {
-	ctx, id, name := context.WithoutCancel(c.fl.ctx), c.fl.t.rec.ID, c.fl.t.server
-	if !forHost {
-		f.withdraw(ctx, c.store, id, res.Path, "the never marks could not be read as the copy started, and only the host may take such a copy")
-		return failure(failUncheckedDuring(name))
-	}
-	f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy for the host is in the host store but not recorded, since the never marks could not be read as it started",
-		slog.String("ref", id), slog.String("server", name), slog.String("path", res.Path),
-		slog.Int64("bytes", res.Bytes), slog.String("type", res.MimeType))
-	out := outcome{res: res}
-	if !f.fetchNever {
-		out.modelFail = failUncheckedDuring(name)
-	}
-	return out
 }
 
 // withdraw removes a committed copy that no record may name, through
