@@ -128,12 +128,21 @@ func failWithheldInShared(server string) *Failure {
 	return f
 }
 
-// failUncheckedDuring is the answer, for everyone but the host, when the
-// never marks could not be read as the copy started: it went to the
-// host-only store, and no mark was known by the time it was saved.
+// failUncheckedDuring answers a download stopped, or kept from the model,
+// because the mark store could not be read during it while no mark was
+// known: it counted as a mark, and may not be one.
 func failUncheckedDuring(server string) *Failure {
 	f := fail(CodeWithheld, server,
-		"this host could not read its never marks while the reference was being fetched, so nothing was kept for the model or its tools")
+		"this host could not read its never marks while the reference was being fetched, so it did not give this fetch's content to the model or its tools")
+	f.Remedy = Remedy{kind: RemedyTryLater}
+	return f
+}
+
+// failUncheckedNow refuses a model's fetch, before dialing, of a reference
+// no mark is known for while the mark store cannot be read.
+func failUncheckedNow(server string) *Failure {
+	f := fail(CodeWithheld, server,
+		"this host cannot read its never marks right now, so it does not fetch this reference for the model or its tools")
 	f.Remedy = Remedy{kind: RemedyTryLater}
 	return f
 }

@@ -95,7 +95,9 @@ type Config struct {
 	// be read, a download goes to HostStore, and unless a mark is known by
 	// the time it is saved, the copy is removed and the fetch fails with a
 	// remedy of trying later: a record not marked never may not name a
-	// copy there. Under FetchNever every caller counts as the host's, so
+	// copy there. A mark store that stops answering while a download goes
+	// to the shared store fails that download too, the host's included,
+	// with the same remedy. Under FetchNever every caller counts as the host's, so
 	// the model may be given a path in HostStore.
 	//
 	// Nil means such copies go to the shared store like any other. With

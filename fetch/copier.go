@@ -61,8 +61,8 @@ func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
 	}
 	c.store = f.store
 	// Marked asks the mark store too, where another host's mark may be;
-	// a store that cannot be read counts as a mark, and record then keeps
-	// the copy from the record unless a mark is known by then.
+	// a store that cannot be read counts as a mark, and record then
+	// removes the copy unless a mark is known by then.
 	if f.hostStore != nil && (fl.t.rec.Never || f.reg.Marked(fl.ctx, fl.t.rec.URI)) {
 		c.store, c.hostOnly = f.hostStore, true
 	}
@@ -113,11 +113,7 @@ func (c *copier) run() outcome {
 // the copy is discarded is answered as the others were.
 func (c *copier) markLanded(unchecked bool) *Failure {
 	c.marked, c.unchecked = true, unchecked
-	name := c.fl.t.server
-	modelFail, hostFail := failWithheldDuring(name), failWithheldInShared(name)
-	if unchecked {
-		modelFail, hostFail = failUncheckedDuring(name), failUncheckedDuring(name)
-	}
+	modelFail, hostFail := c.markFailures()
 	if c.f.hostStore != nil && !c.hostOnly {
 		c.modelFail = modelFail
 		if fail := c.fl.dropModel(modelFail); fail != nil {

@@ -115,13 +115,14 @@ func ExampleConfig_hostStore() {
 	defer server.Close()
 	ctx := context.Background()
 
-	reg, err := refs.New(refs.Config{})
+	// The registry removes a shared copy that a later never mark reaches.
+	shared, hostOnly := fetch.NewMemoryStore(), fetch.NewMemoryStore()
+	reg, err := refs.New(refs.Config{Remover: shared})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	servers := fetch.ServersFunc(func(string) (fetch.Server, error) { return fetch.Server{Origin: server.URL}, nil })
-	shared, hostOnly := fetch.NewMemoryStore(), fetch.NewMemoryStore()
 	fetcher, err := fetch.New(reg, servers, shared, fetch.Config{HostStore: hostOnly})
 	if err != nil {
 		fmt.Println(err)

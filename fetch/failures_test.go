@@ -377,7 +377,20 @@ func failCases(t *testing.T) []failCase {
 			req:   Request{ForHost: true}, code: CodeWithheld, remedy: RemedyTryLater, requests: 1},
 		uncheckedDuringCase(),
 		uncheckedAtCommitCase(),
+		uncheckedBeforeDialCase(),
 	}
+}
+
+// uncheckedBeforeDialCase is a model's fetch of a reference registered
+// while the mark store could be read, asked for once it cannot: the fetch
+// is refused as for a mark, in words that say why.
+func uncheckedBeforeDialCase() failCase {
+	marks := &switchMarks{}
+	return failCase{name: "unchecked-before-dial", reason: "N7: a mark store that cannot be read counts as a mark, and is not called one",
+		handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
+		mods: []func(*env){func(e *env) { e.regCfg.Marks = marks }},
+		prep: func(*env) { marks.down.Store(true) },
+		code: CodeWithheld, remedy: RemedyTryLater, requests: 0}
 }
 
 // uncheckedAtCommitCase is a model's fetch during which the mark store

@@ -106,6 +106,12 @@ func overlap(a, b Store) bool {
 	if !ok || !ok2 || da == nil || db == nil {
 		return false
 	}
+	// Both the directories as opened and as their links resolve: a host
+	// store opened through a link inside the shared directory writes
+	// there, wherever the link leads.
+	if within(da.dir, db.dir) || within(db.dir, da.dir) {
+		return true
+	}
 	pa, pb := realDir(da.dir), realDir(db.dir)
 	return within(pa, pb) || within(pb, pa)
 }
@@ -180,6 +186,10 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	}
 	forModel := !req.ForHost && !f.fetchNever
 	if forModel && (rec.Never || f.reg.Marked(ctx, rec.URI)) {
+		if !rec.Never && !f.reg.MarkedHere(rec.URI) {
+			// Marked counted a mark store it could not read as a mark.
+			return f.failed(ctx, rec, failUncheckedNow(rec.Server()))
+		}
 		return f.failed(ctx, rec, withheld(rec))
 	}
 	if res, ok := servable(rec, forModel); ok {

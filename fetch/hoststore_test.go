@@ -256,6 +256,7 @@ func TestHostStoreRefusedWhenUnusable(t *testing.T) {
 		{"a shared store that cannot remove", struct{ Store }{mem}, NewMemoryStore()},
 		{"a host store that cannot remove", mem, struct{ Store }{NewMemoryStore()}},
 		{"a link to the shared directory", shared, linkedStore(t, filepath.Join(base, "shared"), filepath.Join(base, "link"))},
+		{"a link inside the shared directory", shared, linkedStore(t, dirStore(filepath.Join(base, "elsewhere")).Dir(), filepath.Join(base, "shared", "host-link"))},
 	} {
 		if _, err := New(reg, servers, tc.shared, Config{HostStore: tc.hostly}); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: New = %v; want ErrBadConfig", tc.name, err)
@@ -426,4 +427,47 @@ func TestHostStoreLateModelCaller(t *testing.T) {
 	if f := failureOf(t, <-hostErr, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause {
 		t.Errorf("the host's caller: clause %q; want the host's clause", f.Clause)
 	}
+}
+
+// downOnBegin is a gated store that makes the mark store unreadable as
+// each copy begins.
+type downOnBegin struct {
+	*gatedStore
+	marks *switchMarks
+}
+
+func (s downOnBegin) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	s.marks.down.Store(true)
+	return s.gatedStore.Begin(ctx, name, mime)
+}
+
+// TestUncheckedLateJoinerWording pins N7's wording for a model's caller
+// that joins a host's flight after the mark store could not be read
+// before the commit, and is the last caller left: it is told that the
+// marks could not be read, not that a server marked the reference.
+func TestUncheckedLateJoinerWording(t *testing.T) {
+	marks := &switchMarks{}
+	gs := newGatedStore(false)
+	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) {
+		e.regCfg.Marks = marks
+		e.mem, e.store = gs.MemoryStore, downOnBegin{gs, marks}
+	})
+	e.rec = e.ref(serverName, blk(""))
+	hostCtx, leave := context.WithCancel(context.Background())
+	defer leave()
+	hostErr := make(chan error, 1)
+	go func() { _, err := e.fetch(hostCtx, e.rec, Request{ForHost: true}); hostErr <- err }()
+	<-gs.entered // the commit check has met the outage; the store commits
+	marks.down.Store(false)
+	go func() {
+		waitFor(t, "the model's caller to join", func() bool { return e.f.waiting(e.rec.ID) == 2 })
+		leave()
+		<-hostErr
+		close(gs.open)
+	}()
+	_, err := e.fetch(context.Background(), e.rec, Request{})
+	if f := failureOf(t, err, CodeWithheld); f.Clause != failUncheckedDuring(serverName).Clause {
+		t.Errorf("the model's caller: clause %q; want the clause for unreadable marks", f.Clause)
+	}
+	e.assertNothingKept(e.rec)
 }

@@ -30,6 +30,13 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 	// never references), and is not in the shared store while a host-only
 	// store exists.
 	keep := forHost && (f.hostStore == nil || c.hostOnly)
+	if c.unchecked && !keep {
+		// The mark store could not be read before the commit, and no
+		// caller may keep a copy that may be marked: it is dropped before
+		// the record names it.
+		f.withdraw(ctx, c.store, rec.ID, res.Path, "the never marks could not be read before the copy was kept")
+		return c.markedOutcome()
+	}
 	save := f.reg.Save
 	if keep {
 		save = f.reg.SaveMarked
@@ -77,14 +84,26 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 }
 
 // markedOutcome answers the callers of a copy a never mark made the
-// fetcher drop: the model's are withheld, and the host's, whose copy was
-// going to the shared store beside a host-only store, may fetch again.
+// fetcher drop (or a mark store that could not be read, while no mark is
+// known): the model's are withheld, and the host's, whose copy was going
+// to the shared store beside a host-only store, may fetch again.
 func (c *copier) markedOutcome() outcome {
-	name := c.fl.t.server
+	model, host := c.markFailures()
 	if c.f.hostStore != nil && !c.hostOnly {
-		return outcome{fail: failWithheldInShared(name), modelFail: failWithheldDuring(name)}
+		return outcome{fail: host, modelFail: model}
 	}
-	return failure(failWithheldDuring(name))
+	return failure(model)
+}
+
+// markFailures are the answers to the model's and the host's callers of a
+// download stopped by a mark, worded by whether one is known or the mark
+// store could only not be read.
+func (c *copier) markFailures() (model, host *Failure) {
+	name := c.fl.t.server
+	if c.unchecked && !c.f.reg.MarkedHere(c.fl.t.rec.URI) {
+		return failUncheckedDuring(name), failUncheckedDuring(name)
+	}
+	return failWithheldDuring(name), failWithheldInShared(name)
 }
 
 // withdraw removes a committed copy that no record may name, through
