@@ -375,10 +375,29 @@ func failCases(t *testing.T) []failCase {
 			mods:  []func(*env){withHostStore(NewMemoryStore())},
 			store: func(e *env) Store { return &markingStore{MemoryStore: e.mem, e: e, at: "commit"} },
 			req:   Request{ForHost: true}, code: CodeWithheld, remedy: RemedyTryLater, requests: 1},
-		uncheckedDuringCase(),
-		uncheckedAtCommitCase(),
+		uncheckedDuringCase("unchecked-mid-download", true),
+		uncheckedDuringCase("unchecked-at-commit", false),
 		uncheckedBeforeDialCase(),
 	}
+}
+
+// uncheckedDuringCase is a model's fetch during which the mark store
+// stops answering once the fetch has passed its never check. With a
+// host-only store it answers again as the copy begins there (the copy
+// went to the host store, no mark is known, and only the host could have
+// taken it); without one it stays down through the commit's check.
+func uncheckedDuringCase(name string, hostStore bool) failCase {
+	marks := &switchMarks{}
+	mods := []func(*env){
+		func(e *env) { e.regCfg.Marks = marks },
+		func(e *env) { e.lookup = func(string) { marks.down.Store(true) } },
+	}
+	if hostStore {
+		mods = append(mods, withHostStore(&beginCounter{MemoryStore: NewMemoryStore(), onBegin: func() { marks.down.Store(false) }}))
+	}
+	return failCase{name: name, reason: "N7 and F18: a mark store that cannot be read during a fetch counts as a mark, and is not called one",
+		handler: fixed(body(wavBody, "audio/wav")), block: blk(""), mods: mods,
+		code: CodeWithheld, remedy: RemedyTryLater, requests: 1}
 }
 
 // uncheckedBeforeDialCase is a model's fetch of a reference registered
@@ -391,38 +410,6 @@ func uncheckedBeforeDialCase() failCase {
 		mods: []func(*env){func(e *env) { e.regCfg.Marks = marks }},
 		prep: func(*env) { marks.down.Store(true) },
 		code: CodeWithheld, remedy: RemedyTryLater, requests: 0}
-}
-
-// uncheckedAtCommitCase is a model's fetch during which the mark store
-// stops answering: the last check before the copy is kept cannot tell
-// whether a server marked the reference, and says so.
-func uncheckedAtCommitCase() failCase {
-	marks := &switchMarks{}
-	return failCase{name: "unchecked-at-commit", reason: "N7 and F18: a mark store that cannot be read before the commit counts as a mark, and is not called one",
-		handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
-		mods: []func(*env){
-			func(e *env) { e.regCfg.Marks = marks },
-			// The outage starts once the fetch has passed its never check.
-			func(e *env) { e.lookup = func(string) { marks.down.Store(true) } },
-		},
-		code: CodeWithheld, remedy: RemedyTryLater, requests: 1}
-}
-
-// uncheckedDuringCase is a model's fetch, with a host-only store, during
-// which the mark store cannot be read as the copy starts and can again
-// when it is saved: the copy went to the host store, no mark is known, and
-// only the host could have taken it.
-func uncheckedDuringCase() failCase {
-	marks := &switchMarks{}
-	return failCase{name: "unchecked-mid-download", reason: "N7 and F18: a copy made while the marks could not be read is kept for no one but the host",
-		handler: fixed(body(wavBody, "audio/wav")), block: blk(""),
-		mods: []func(*env){
-			func(e *env) { e.regCfg.Marks = marks },
-			// The outage starts once the fetch has passed its never check.
-			func(e *env) { e.lookup = func(string) { marks.down.Store(true) } },
-			withHostStore(&beginCounter{MemoryStore: NewMemoryStore(), onBegin: func() { marks.down.Store(false) }}),
-		},
-		code: CodeWithheld, remedy: RemedyTryLater, requests: 1}
 }
 
 func TestFailures(t *testing.T) {

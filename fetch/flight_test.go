@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
 )
 
 // waitFor polls until cond holds. It is a liveness guard, not a timing
@@ -315,22 +316,10 @@ func TestForHost(t *testing.T) {
 // never mark lands during it, the model's caller gets a withheld failure
 // and the host's caller the copy, recorded on the marked record.
 func TestForHostSharesFlight(t *testing.T) {
-	ctx := context.Background()
 	g := newGate(wavBody)
 	e := newEnv(t, g.handler)
 	rec := e.ref(serverName, blk(""))
-	var (
-		wg              sync.WaitGroup
-		hostRes         Result
-		hostErr, modErr error
-	)
-	wg.Add(2)
-	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, rec, Request{ForHost: true}) }()
-	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, rec, Request{}) }()
-	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
-	e.reg.MarkNever(ctx, rec.URI, serverName)
-	close(g.release)
-	wg.Wait()
+	hostRes, hostErr, modErr := markDuringSharedFlight(t, e, g, rec)
 
 	if f := failureOf(t, modErr, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause {
 		t.Errorf("the model's caller: %q, want the clause for a mark during the fetch", f.Clause)
@@ -351,6 +340,23 @@ func TestForHostSharesFlight(t *testing.T) {
 	if s := e.saves(); len(s) != 1 {
 		t.Errorf("%d saves, want the host's one", len(s))
 	}
+}
+
+// markDuringSharedFlight starts a host's and a model's fetch of rec, which
+// share one download that g holds, marks rec never once both wait,
+// releases the body and returns what each caller got.
+func markDuringSharedFlight(t *testing.T, e *env, g *gate, rec refs.Record) (hostRes Result, hostErr, modErr error) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, rec, Request{ForHost: true}) }()
+	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, rec, Request{}) }()
+	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
+	e.reg.MarkNever(ctx, rec.URI, serverName)
+	close(g.release)
+	wg.Wait()
+	return hostRes, hostErr, modErr
 }
 
 // TestForHostMarkWhileSaving pins F18 for a shared flight whose mark

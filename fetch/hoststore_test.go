@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -106,23 +105,11 @@ func TestHostStoreLeavesOtherCopies(t *testing.T) {
 // a mark that lands before the response arrives sends the shared flight's
 // copy to the host store; the model's caller is refused.
 func TestHostStoreMarkBeforeBytes(t *testing.T) {
-	ctx := context.Background()
 	hs := NewMemoryStore()
 	g := newGate(wavBody)
 	e := newEnv(t, g.handler, withHostStore(hs))
 	rec := e.ref(serverName, blk(""))
-	var (
-		wg              sync.WaitGroup
-		hostRes         Result
-		hostErr, modErr error
-	)
-	wg.Add(2)
-	go func() { defer wg.Done(); hostRes, hostErr = e.fetch(ctx, rec, Request{ForHost: true}) }()
-	go func() { defer wg.Done(); _, modErr = e.fetch(ctx, rec, Request{}) }()
-	waitFor(t, "two waiters", func() bool { return e.f.waiting(rec.ID) == 2 })
-	e.reg.MarkNever(ctx, rec.URI, serverName)
-	close(g.release)
-	wg.Wait()
+	hostRes, hostErr, modErr := markDuringSharedFlight(t, e, g, rec)
 
 	failureOf(t, modErr, CodeWithheld)
 	if hostErr != nil || hostRes.Bytes != int64(len(wavBody)) {
