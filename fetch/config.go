@@ -101,10 +101,13 @@ type Config struct {
 	// the model may be given a path in HostStore.
 	//
 	// Nil means such copies go to the shared store like any other. With
-	// HostStore set, [New] requires both stores to be [refs.Remover]s, and
-	// refuses the shared store itself and a [DirStore] whose directory
-	// holds, or lies in, the shared DirStore's (symbolic links resolved).
-	// Other ways of naming the same place are not caught.
+	// HostStore set, [New] requires both stores to be [refs.Remover]s. It
+	// refuses the shared store itself and, for [DirStore]s (or types that
+	// embed one), a host directory opened beneath the shared one, or two
+	// directories one of which holds the other once links are resolved.
+	// It does not catch a link inside the shared directory that leads to
+	// the host's, a bind mount, or other store types naming one place:
+	// keep links out of the shared directory.
 	HostStore Store
 	// Client is the HTTP client to fetch with. The Fetcher copies it and
 	// never changes the caller's value; the copy never follows redirects,

@@ -92,28 +92,49 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 	return f, nil
 }
 
-// overlap reports whether a and b are the same pointer, or two directory
-// stores one of whose directories holds the other's or is it. Stores of
-// other kinds are taken to differ: comparing them could panic, and where
-// they keep copies is theirs to know.
-func overlap(a, b Store) bool {
-	ta := reflect.TypeOf(a)
-	if ta != nil && ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b {
+// overlap reports whether host keeps nothing apart from shared: it is the
+// same pointer, or both keep copies in a directory (a [DirStore], or a
+// type that embeds one) and the host's lies in the shared one (as opened,
+// since its copies are then written beneath the shared directory wherever
+// its links lead), or one holds the other once links are resolved. Other
+// stores are taken to differ: comparing them could panic, and where they
+// keep copies is theirs to know.
+func overlap(shared, host Store) bool {
+	ts := reflect.TypeOf(shared)
+	if ts != nil && ts.Kind() == reflect.Pointer && ts == reflect.TypeOf(host) && shared == host {
 		return true
 	}
-	da, ok := a.(*DirStore)
-	db, ok2 := b.(*DirStore)
-	if !ok || !ok2 || da == nil || db == nil {
+	sd, hd := storeDir(shared), storeDir(host)
+	if sd == "" || hd == "" {
 		return false
 	}
-	// Both the directories as opened and as their links resolve: a host
-	// store opened through a link inside the shared directory writes
-	// there, wherever the link leads.
-	if within(da.dir, db.dir) || within(db.dir, da.dir) {
+	if within(hd, sd) {
 		return true
 	}
-	pa, pb := realDir(da.dir), realDir(db.dir)
-	return within(pa, pb) || within(pb, pa)
+	rs, rh := realDir(sd), realDir(hd)
+	return within(rs, rh) || within(rh, rs)
+}
+
+// storeDir is the absolute directory of a store that names one with a
+// Dir method, or "" when it names none (or panics doing so).
+func storeDir(s Store) (dir string) {
+	d, ok := s.(interface{ Dir() string })
+	if !ok {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			dir = ""
+		}
+	}()
+	if dir = d.Dir(); dir == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // realDir is dir with its symbolic links resolved, or dir itself when

@@ -244,6 +244,8 @@ func TestHostStoreRefusedWhenUnusable(t *testing.T) {
 		{"a host store that cannot remove", mem, struct{ Store }{NewMemoryStore()}},
 		{"a link to the shared directory", shared, linkedStore(t, filepath.Join(base, "shared"), filepath.Join(base, "link"))},
 		{"a link inside the shared directory", shared, linkedStore(t, dirStore(filepath.Join(base, "elsewhere")).Dir(), filepath.Join(base, "shared", "host-link"))},
+		{"a wrapped store of the shared directory", shared, struct{ *DirStore }{dirStore(filepath.Join(base, "shared"))}},
+		{"a wrapped shared store", struct{ *DirStore }{shared}, dirStore(filepath.Join(base, "shared", "inner"))},
 	} {
 		if _, err := New(reg, servers, tc.shared, Config{HostStore: tc.hostly}); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: New = %v; want ErrBadConfig", tc.name, err)
@@ -252,6 +254,10 @@ func TestHostStoreRefusedWhenUnusable(t *testing.T) {
 	for name, pair := range map[string][2]Store{
 		"memory stores":            {mem, NewMemoryStore()},
 		"directories side by side": {shared, dirStore(filepath.Join(base, "shared-host"))},
+		"a shared store opened through a link in the host directory": {
+			linkedStore(t, dirStore(filepath.Join(base, "s2")).Dir(), filepath.Join(dirStore(filepath.Join(base, "h2")).Dir(), "to-shared")),
+			dirStore(filepath.Join(base, "h2"))},
+		"a zero store and a directory": {&struct{ *DirStore }{&DirStore{}}, dirStore(filepath.Join(base, "h3"))},
 	} {
 		if _, err := New(reg, servers, pair[0], Config{HostStore: pair[1]}); err != nil {
 			t.Errorf("%s: %v", name, err)
