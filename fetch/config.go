@@ -97,8 +97,8 @@ type Config struct {
 	// remedy of trying later: a record not marked never may not name a
 	// copy there. A mark store that stops answering while a download goes
 	// to the shared store fails that download too, the host's included,
-	// with the same remedy. Under FetchNever every caller counts as the host's, so
-	// the model may be given a path in HostStore.
+	// with the same remedy. Under FetchNever every caller counts as the
+	// host's, so the model may be given a path in HostStore.
 	//
 	// Nil means such copies go to the shared store like any other. With
 	// HostStore set, [New] requires both stores to be [refs.Remover]s. It
