@@ -464,3 +464,43 @@ func TestUncheckedLateJoinerWording(t *testing.T) {
 	}
 	e.assertNothingKept(e.rec)
 }
+
+// hookMarks is a mark store that holds no mark, can be made unreadable,
+// and runs onMarked, if set, as it is asked.
+type hookMarks struct {
+	switchMarks
+	onMarked func()
+}
+
+func (m *hookMarks) Marked(ctx context.Context, key string) (bool, error) {
+	if m.onMarked != nil {
+		m.onMarked()
+	}
+	return m.switchMarks.Marked(ctx, key)
+}
+
+// TestUncheckedNeverIsNoKnownMark pins N7's wording when the record for a
+// uri is withheld only because the mark store could not be read when it
+// was made: here the reference is let go and named again while a model's
+// fetch asks the mark store, which has just stopped answering. No server
+// is known to have marked it, and the refusal says the marks could not be
+// read.
+func TestUncheckedNeverIsNoKnownMark(t *testing.T) {
+	marks := &hookMarks{}
+	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) { e.regCfg.Marks = marks })
+	rec := e.ref(serverName, blk(""))
+	var once atomic.Bool
+	marks.onMarked = func() {
+		if once.CompareAndSwap(false, true) {
+			marks.down.Store(true)
+			e.reg.Remove(rec.ID)
+			if again := e.ref(serverName, blk("")); !again.Never || !again.NeverUnconfirmed {
+				t.Errorf("setup: the reference named again is not withheld for unreadable marks: %+v", again)
+			}
+		}
+	}
+	_, err := e.fetch(context.Background(), rec, Request{})
+	if f := failureOf(t, err, CodeWithheld); f.Clause != failUncheckedNow(serverName).Clause {
+		t.Errorf("clause %q; want the clause for marks that cannot be read", f.Clause)
+	}
+}

@@ -59,7 +59,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		return failure(failGone(name))
 	}
 	out := outcome{res: res}
-	if marked := f.reg.MarkedHere(rec.URI); marked || c.marked {
+	if f.reg.MarkedHere(rec.URI) || c.marked {
 		if !keep {
 			// The mark landed after the save: the registry forgot the
 			// copy, and no caller may have it.
@@ -67,10 +67,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 			return c.markedOutcome()
 		}
 		if !f.fetchNever {
-			out.modelFail = failWithheldDuring(name)
-			if !marked && c.unchecked {
-				out.modelFail = failUncheckedDuring(name)
-			}
+			out.modelFail, _ = c.markFailures()
 		}
 	}
 	attrs := []slog.Attr{slog.String("ref", rec.ID), slog.String("server", name), slog.String("path", res.Path),
@@ -100,7 +97,7 @@ func (c *copier) markedOutcome() outcome {
 // store could only not be read.
 func (c *copier) markFailures() (model, host *Failure) {
 	name := c.fl.t.server
-	if c.unchecked && !c.f.reg.MarkedHere(c.fl.t.rec.URI) {
+	if c.unchecked && !c.f.markKnown(c.fl.t.rec.URI) {
 		return failUncheckedDuring(name), failUncheckedDuring(name)
 	}
 	return failWithheldDuring(name), failWithheldInShared(name)
