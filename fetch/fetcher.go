@@ -396,27 +396,39 @@ func (f *Fetcher) checks(rec refs.Record, max int64) (target, *Failure) {
 // shows. Every other reference, and every refusal, comes from the parsed
 // URL as in checks.
 //
-// The record is judged for the first of its bound servers whose origin
-// (or one of whose other allowed origins) its uri is at, in binding
-// order, and the fetch uses that server: its token, budget and clauses.
-// Only when no bound server's origin matches is the refusal the first
-// server's. So the first server to name a uri, whatever is wrong with it
-// (another origin, no network address, gone from the host), cannot make
-// another server's reference unfetchable.
+// The record is judged for the first of its bound servers, in binding
+// order, whose own origin its uri is at; failing that, for the first one
+// that allows the uri's origin as another origin. The fetch uses that
+// server: its token (none for another origin), budget and clauses. Only
+// when no bound server's origins match is the refusal the first server's.
+// So the first server to name a uri, whatever is wrong with it (another
+// origin, no network address, gone from the host, an allowance of the
+// origin without its credentials), cannot make another server's reference
+// unfetchable.
 func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failure) {
 	names := rec.Servers
 	if len(names) == 0 {
 		names = []string{""} // refused: no server
 	}
-	var first *Failure
+	var (
+		first *Failure
+		other *target // the first server that only allows the uri's origin
+	)
 	for _, name := range names {
 		t, fail := f.judgeOrigin(rec, name, advice)
-		if fail == nil {
+		switch {
+		case fail == nil && !t.other:
 			return f.judgeClaims(t, max)
-		}
-		if first == nil {
+		case fail == nil:
+			if other == nil {
+				other = &t
+			}
+		case first == nil:
 			first = fail
 		}
+	}
+	if other != nil {
+		return f.judgeClaims(*other, max)
 	}
 	return target{}, first
 }

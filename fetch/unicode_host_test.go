@@ -186,3 +186,34 @@ func TestOriginServerChosenWhateverTheFirstServer(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnOriginServerBeforeAllowedOther pins F2 and F3 when the record's
+// first server merely lists the uri's origin among its
+// UnauthenticatedOrigins: the origin's own server, bound later, fetches
+// it, with its token and on its budget, rather than the first server
+// without one.
+func TestOwnOriginServerBeforeAllowedOther(t *testing.T) {
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte("payload"))
+	})
+	e.extra["lister"] = Server{Origin: "https://lister.example", Token: "lister-token", UnauthenticatedOrigins: []string{e.srv.URL}}
+	e.ref("lister", `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	if rec.Server() != "lister" {
+		t.Fatalf("setup: the record's first server is %q", rec.Server())
+	}
+	res, err := e.f.Fetch(t.Context(), rec.ID, Request{})
+	if err != nil || res.Bytes != int64(len("payload")) {
+		t.Fatalf("fetch = %+v, %v; want the payload through the origin's own server", res, err)
+	}
+	if spent, _ := e.f.Budget(serverName); spent != int64(len("payload")) {
+		t.Errorf("the fetch charged %d bytes to the origin's own server, want %d", spent, len("payload"))
+	}
+	if spent, _ := e.f.Budget("lister"); spent != 0 {
+		t.Errorf("the fetch charged %d bytes to the server that only lists the origin", spent)
+	}
+}
