@@ -411,8 +411,9 @@ func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failu
 		names = []string{""} // refused: no server
 	}
 	var (
-		first *Failure
-		other *target // the first server that only allows the uri's origin
+		first     *Failure
+		other     target // the first server that only allows the uri's origin
+		haveOther bool   // a value, not a pointer: one would escape per call
 	)
 	for _, name := range names {
 		t, fail := f.judgeOrigin(rec, name, advice)
@@ -420,15 +421,15 @@ func (f *Fetcher) judge(rec refs.Record, max int64, advice bool) (target, *Failu
 		case fail == nil && !t.other:
 			return f.judgeClaims(t, max)
 		case fail == nil:
-			if other == nil {
-				other = &t
+			if !haveOther {
+				other, haveOther = t, true
 			}
 		case first == nil:
 			first = fail
 		}
 	}
-	if other != nil {
-		return f.judgeClaims(*other, max)
+	if haveOther {
+		return f.judgeClaims(other, max)
 	}
 	return target{}, first
 }

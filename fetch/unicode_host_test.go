@@ -217,3 +217,23 @@ func TestOwnOriginServerBeforeAllowedOther(t *testing.T) {
 		t.Errorf("the fetch charged %d bytes to the server that only lists the origin", spent)
 	}
 }
+
+// TestRefusalAllocations pins what Refusal, asked for every stub a view
+// shows, allocates for a reference at its one server's own origin: the
+// copy of the record's server list the registry hands out, and the
+// address this test's Servers builds; nothing for choosing among servers
+// (keeping a fallback server by pointer made it three).
+func TestRefusalAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	e := newEnv(t, body(wavBody, "audio/wav"))
+	rec := e.ref(serverName, blk(""))
+	ent := e.entry(rec)
+	if r := e.f.Refusal(ent); r != "" {
+		t.Fatalf("setup: Refusal = %q", r)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = e.f.Refusal(ent) }); n > 2 {
+		t.Errorf("Refusal allocated %.0f times per call, want at most 2", n)
+	}
+}

@@ -615,3 +615,38 @@ func TestUnconfirmedNeverOnStoreOutage(t *testing.T) {
 		t.Errorf("N7: after the store reported the mark: never %t, unconfirmed %t; want confirmed", e.Never, e.NeverUnconfirmed)
 	}
 }
+
+// TestMarkedConfirmsUnconfirmedNever pins N7 for Marked: a record withheld
+// only because the mark store could not be read when it was made is asked
+// about again, and once the store reports a mark another host made, the
+// record says so (no longer NeverUnconfirmed), as a new registration of
+// the uri would make it say. While the store reports nothing it stays
+// withheld and unconfirmed.
+func TestMarkedConfirmsUnconfirmedNever(t *testing.T) {
+	ctx := t.Context()
+	store := &failingStore{markedErr: errors.New("mark store down")}
+	g := newReg(t, refs.Config{Marks: store})
+	e := g.Register(ctx, from("srv", plain(uriN(1))))
+	if !e.NeverUnconfirmed {
+		t.Fatal("setup: the record is not unconfirmed")
+	}
+	store.mu.Lock()
+	store.markedErr = nil
+	store.mu.Unlock()
+	if !g.Marked(ctx, uriN(1)) {
+		t.Error("N7: Marked of a record withheld for unreadable marks = false")
+	}
+	if rec := mustLookup(t, g, e.ID, "N7"); !rec.Never || !rec.NeverUnconfirmed {
+		t.Errorf("N7: with no mark in the store: never %t, unconfirmed %t; want withheld, unconfirmed", rec.Never, rec.NeverUnconfirmed)
+	}
+
+	store.mu.Lock()
+	store.stored = map[string]bool{storeKeyOf(uriN(1)): true}
+	store.mu.Unlock()
+	if !g.Marked(ctx, uriN(1)) {
+		t.Error("N7: Marked with the store reporting the mark = false")
+	}
+	if rec := mustLookup(t, g, e.ID, "N7"); !rec.Never || rec.NeverUnconfirmed {
+		t.Errorf("N7: after Marked learned the mark: never %t, unconfirmed %t; want confirmed", rec.Never, rec.NeverUnconfirmed)
+	}
+}

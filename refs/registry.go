@@ -612,54 +612,68 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 
 // Marked reports whether a server's never marks uri, whether or not the
 // registry still holds a record for it: in the registry's memory, or in
-// the mark store (asked only when memory says no; a store error counts as
-// a mark). A mark the store reports is remembered, so MarkedHere knows it
-// from then on, and a record the registry holds for uri takes it at once:
-// its saved copy is no longer named, and the Remover, if any, deletes it.
-// A store error is neither remembered nor applied to the record.
+// the mark store (a store error counts as a mark). The store is asked when
+// memory knows no mark, and also when the record is withheld only because
+// the store could not be read when it was made. A mark the store reports
+// is remembered, so MarkedHere knows it from then on, and a record the
+// registry holds for uri takes it at once: its saved copy is no longer
+// named (the Remover, if any, deletes it), or its never is no longer
+// unconfirmed. A store error is neither remembered nor applied to the
+// record.
 func (g *Registry) Marked(ctx context.Context, uri string) bool {
-	marked, key := g.markedHere(uri)
-	if marked {
+	marked, key, unsure := g.markedHere(uri)
+	if marked && !unsure {
 		return true
 	}
-	marked, reported := g.storeMarked(ctx, key)
+	// No mark is known, or the record is withheld only because the store
+	// could not be read when it was made: the store is asked (again).
+	stored, reported := g.storeMarked(ctx, key)
 	if reported {
 		// A record held for the uri takes the mark now, not at its next
-		// registration: its copy is withdrawn.
+		// registration: its copy is withdrawn, or its never confirmed.
 		g.lock()
 		var id string
 		var c *convert.Copy
-		if rec := g.byURI[key]; rec != nil && !rec.never {
-			id, c = rec.id, g.withdrawLocked(rec)
+		if rec := g.byURI[key]; rec != nil {
+			if !rec.never {
+				id, c = rec.id, g.withdrawLocked(rec)
+			}
+			rec.unsure = false
 		}
 		g.mu.Unlock()
 		g.afterWithdraw(ctx, id, c)
 	}
-	return marked
+	return marked || stored
 }
 
 // MarkedHere is [Registry.Marked] without asking the mark store: the marks
-// this registry made, and those it learned from the store. It is cheap
-// enough to ask for every chunk of a download.
+// this registry made, those it learned from the store, and the records it
+// withholds because the store could not be read when they were made. It
+// is cheap enough to ask for every chunk of a download.
 func (g *Registry) MarkedHere(uri string) bool {
-	marked, _ := g.markedHere(uri)
+	marked, _, _ := g.markedHere(uri)
 	return marked
 }
 
-func (g *Registry) markedHere(uri string) (bool, string) {
+// markedHere reports whether uri is marked here, its key, and whether
+// that rests only on a record withheld for a store that could not be read.
+func (g *Registry) markedHere(uri string) (marked bool, key string, unsure bool) {
 	g.lock()
-	if rec := g.byURI[uri]; rec != nil {
-		marked, key := rec.never, rec.key
+	rec := g.byURI[uri]
+	if rec == nil {
 		g.mu.Unlock()
-		return marked || g.local.marked(key), key
+		key = uriform.Canonical(uri)
+		g.lock()
+		rec = g.byURI[key]
+	} else {
+		key = rec.key
 	}
+	never, recUnsure := rec != nil && rec.never, rec != nil && rec.unsure
 	g.mu.Unlock()
-	key := uriform.Canonical(uri)
-	g.lock()
-	rec := g.byURI[key]
-	marked := rec != nil && rec.never
-	g.mu.Unlock()
-	return marked || g.local.marked(key), key
+	if g.local.marked(key) {
+		return true, key, false
+	}
+	return never, key, never && recUnsure
 }
 
 func (g *Registry) lookupURILocked(uri string) *record {
