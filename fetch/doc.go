@@ -57,7 +57,9 @@
 //     the store; a copy whose record was let go or marked never meanwhile
 //     is removed (when the store can remove) and logged.
 //   - Concurrent fetches of one record share one download, while each
-//     caller keeps its own deadline and max bytes.
+//     caller keeps its own deadline and max bytes. A fetch for another of
+//     the record's servers than the running download's waits for it to
+//     end instead, and then downloads with its own server's credentials.
 //
 // A [Fetcher] is safe for concurrent use by multiple goroutines, and so
 // are [MemoryStore] and [DirStore]. Host implementations of [Servers] and

@@ -203,8 +203,9 @@ func isRemover(s Store) bool {
 // When Fetch returns a failure, nothing of the download is left in the
 // store. Concurrent calls for one record share one download, each with
 // its own deadline and max bytes; a call that arrives while a download
-// every caller left is still ending waits for it (within its own
-// deadline), so one record never has two downloads at once.
+// every caller left is still ending, or while one for another of the
+// record's servers runs, waits for it (within its own deadline), so one
+// record never has two downloads at once.
 func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, error) {
 	rec, ok := f.reg.Lookup(id)
 	if !ok {

@@ -49,18 +49,22 @@ type parted struct {
 // join adds w to the record's flight, starting one when none is running.
 // answered is set when w needs no flight: one that just ended saved a copy
 // w may have, or found a mark that refuses w. ending is set instead when
-// the record's flight was left by its callers and is still ending: the
-// caller waits until it is done and joins again, so that one record never
-// has two downloads at once.
+// the record's flight was left by its callers and is still ending, or is
+// one for another server: the caller waits until it is done and joins
+// again, so that one record never has two downloads at once.
 func (f *Fetcher) join(ctx context.Context, t target, w *waiter, client *http.Client) (fl *flight, a answer, answered bool, ending *flight) {
 	start := false
 	f.mu.Lock()
 	fl = f.flights[t.rec.ID]
 	if fl != nil {
 		fl.mu.Lock()
-		if fl.dead {
+		if fl.dead || fl.t.server != t.server || fl.t.other != t.other {
 			// run takes a finished flight out of the map before it marks
-			// it dead, so a dead flight here is one still ending.
+			// it dead, so a dead flight here is one still ending. A flight
+			// for another of the record's servers (one judged before this
+			// server named the uri) is waited out the same way: its
+			// request carries that server's credentials, or none, and its
+			// bytes count against that server's budget.
 			fl.mu.Unlock()
 			f.mu.Unlock()
 			return nil, answer{}, false, fl

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/internal/uriform"
@@ -235,5 +236,55 @@ func TestRefusalAllocations(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = e.f.Refusal(ent) }); n > 2 {
 		t.Errorf("Refusal allocated %.0f times per call, want at most 2", n)
+	}
+}
+
+// TestJoinWaitsForAnotherServersDownload pins F2, F3 and F17 together: a
+// fetch judged for the origin's own server does not join a download that
+// a server only allowing that origin started, without a token, before the
+// own server named the uri. It waits for that download to end, then
+// fetches with its own server's token and budget.
+func TestJoinWaitsForAnotherServersDownload(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			<-release
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte("payload"))
+	})
+	e.extra["lister"] = Server{Origin: "https://lister.example", UnauthenticatedOrigins: []string{e.srv.URL}}
+	rec := e.ref("lister", `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	first := make(chan error, 1)
+	go func() { _, err := e.f.Fetch(t.Context(), rec.ID, Request{}); first <- err }()
+	waitFor(t, "the lister's request", func() bool { return e.requests.Load() == 1 })
+
+	e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	judged := make(chan struct{})
+	var once sync.Once
+	e.lookup = func(name string) {
+		if name == serverName {
+			once.Do(func() { close(judged) })
+		}
+	}
+	second := make(chan error, 1)
+	var res Result
+	go func() {
+		var err error
+		res, err = e.f.Fetch(t.Context(), rec.ID, Request{})
+		second <- err
+	}()
+	<-judged
+	// Let the second fetch reach the running download before it ends; a
+	// fetch that came later would start its own either way.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	failureOf(t, <-first, CodeStatus)
+	if err := <-second; err != nil || res.Bytes != int64(len("payload")) {
+		t.Fatalf("the own server's fetch = %+v, %v; want the payload with its token", res, err)
+	}
+	if spent, _ := e.f.Budget(serverName); spent != int64(len("payload")) {
+		t.Errorf("own server's budget spent %d, want %d", spent, len("payload"))
 	}
 }
