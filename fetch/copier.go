@@ -197,7 +197,7 @@ func (c *copier) commit() (Result, *Failure) {
 	// The last word before the copy is visible: a mark from the mark store
 	// (another host of a fleet) counts too.
 	if !c.marked && c.f.reg.Marked(c.fl.ctx, t.rec.URI) {
-		if fail := c.markLanded(!c.f.markKnown(t.rec.URI)); fail != nil {
+		if fail := c.markLanded(!c.f.reg.MarkKnown(t.rec.URI)); fail != nil {
 			return Result{}, fail
 		}
 	}

@@ -92,18 +92,6 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 	return f, nil
 }
 
-// markKnown reports whether a server's never mark on uri is known: one
-// the registry made or learned, as against a record withheld only because
-// the mark store could not be read when it was made. It words answers;
-// whether to withhold is [refs.Registry.MarkedHere]'s to say.
-func (f *Fetcher) markKnown(uri string) bool {
-	if !f.reg.MarkedHere(uri) {
-		return false
-	}
-	rec, ok := f.reg.ByURI(uri)
-	return !ok || !rec.NeverUnconfirmed
-}
-
 // overlap reports whether host keeps nothing apart from shared: it is the
 // same pointer, or both keep copies in a directory (a [DirStore], or a
 // type that embeds one) and the host's lies in the shared one (as opened,
@@ -220,7 +208,7 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	}
 	forModel := !req.ForHost && !f.fetchNever
 	if forModel && (rec.Never || f.reg.Marked(ctx, rec.URI)) {
-		if !rec.Never && !f.markKnown(rec.URI) {
+		if !rec.Never && !f.reg.MarkKnown(rec.URI) {
 			// Marked counted a mark store it could not read as a mark.
 			return f.failed(ctx, rec, failUncheckedNow(rec.Server()))
 		}

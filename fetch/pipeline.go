@@ -325,7 +325,7 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 			c.n += int64(n)
 			progress, fail := c.fl.account(int64(n))
 			if fail == nil && !c.marked && c.f.reg.MarkedHere(t.rec.URI) {
-				fail = c.markLanded(!c.f.markKnown(t.rec.URI))
+				fail = c.markLanded(!c.f.reg.MarkKnown(t.rec.URI))
 			}
 			if fail != nil {
 				r.free <- i // never handed on: nothing stores a chunk that failed

@@ -97,7 +97,7 @@ func (c *copier) markedOutcome() outcome {
 // store could only not be read.
 func (c *copier) markFailures() (model, host *Failure) {
 	name := c.fl.t.server
-	if c.unchecked && !c.f.markKnown(c.fl.t.rec.URI) {
+	if c.unchecked && !c.f.reg.MarkKnown(c.fl.t.rec.URI) {
 		return failUncheckedDuring(name), failUncheckedDuring(name)
 	}
 	return failWithheldDuring(name), failWithheldInShared(name)

@@ -650,3 +650,26 @@ func TestMarkedConfirmsUnconfirmedNever(t *testing.T) {
 		t.Errorf("N7: after Marked learned the mark: never %t, unconfirmed %t; want confirmed", rec.Never, rec.NeverUnconfirmed)
 	}
 }
+
+// TestMarkKnown pins N7's distinction for wording: MarkKnown reports a
+// server's mark this registry made or learned, and not a record withheld
+// only because the mark store could not be read when it was made, which
+// MarkedHere still counts (it decides what is withheld).
+func TestMarkKnown(t *testing.T) {
+	ctx := t.Context()
+	store := &failingStore{markedErr: errors.New("mark store down")}
+	g := newReg(t, refs.Config{Marks: store, Capacity: 1})
+	g.Register(ctx, from("srv", plain(uriN(1))))
+	if !g.MarkedHere(uriN(1)) || g.MarkKnown(uriN(1)) {
+		t.Errorf("N7: a record withheld for unreadable marks: MarkedHere %t, MarkKnown %t; want true, false", g.MarkedHere(uriN(1)), g.MarkKnown(uriN(1)))
+	}
+	g.MarkNever(ctx, uriN(1), "srv")
+	if !g.MarkKnown(uriN(1)) {
+		t.Error("N7: MarkKnown after the server's never = false")
+	}
+	// Evicted, the mark is still known; another uri's is not.
+	g.Register(ctx, from("srv", plain(uriN(2))))
+	if !g.MarkKnown(uriN(1)) || g.MarkKnown(uriN(3)) {
+		t.Errorf("N7: MarkKnown of an evicted marked uri %t, of an unknown uri %t; want true, false", g.MarkKnown(uriN(1)), g.MarkKnown(uriN(3)))
+	}
+}

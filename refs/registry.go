@@ -655,6 +655,16 @@ func (g *Registry) MarkedHere(uri string) bool {
 	return marked
 }
 
+// MarkKnown is [Registry.MarkedHere] less the records withheld only
+// because the mark store could not be read when they were made: it
+// reports whether a server is known to have marked uri, by this registry
+// or through the store. A host words its answers by it; what is withheld
+// is MarkedHere's to say.
+func (g *Registry) MarkKnown(uri string) bool {
+	marked, _, unsure := g.markedHere(uri)
+	return marked && !unsure
+}
+
 // markedHere reports whether uri is marked here, its key, and whether
 // that rests only on a record withheld for a store that could not be read.
 func (g *Registry) markedHere(uri string) (marked bool, key string, unsure bool) {
