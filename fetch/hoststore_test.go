@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcplrefs/refcore/refs"
 )
@@ -502,5 +504,81 @@ func TestUncheckedNeverIsNoKnownMark(t *testing.T) {
 	_, err := e.fetch(context.Background(), rec, Request{})
 	if f := failureOf(t, err, CodeWithheld); f.Clause != failUncheckedNow(serverName).Clause {
 		t.Errorf("clause %q; want the clause for marks that cannot be read", f.Clause)
+	}
+}
+
+// slowFirstWrite is a store whose copies' first Write waits until open is
+// closed, so the chunks read meanwhile queue up for the writer; it counts
+// the bytes the store was given.
+type slowFirstWrite struct {
+	*MemoryStore
+	entered chan struct{} // closed once the first Write has begun
+	open    chan struct{}
+	once    sync.Once
+	written atomic.Int64
+}
+
+func (s *slowFirstWrite) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	return beginWrapped(ctx, s.MemoryStore, name, mime, func(p Pending) Pending { return &slowFirstPending{Pending: p, s: s} })
+}
+
+type slowFirstPending struct {
+	Pending
+	s *slowFirstWrite
+}
+
+func (p *slowFirstPending) Write(b []byte) (int, error) {
+	p.s.once.Do(func() { close(p.s.entered); <-p.s.open })
+	p.s.written.Add(int64(len(b)))
+	return p.Pending.Write(b)
+}
+
+// TestHostStoreMarkStopsQueuedWrites pins F18 ("stops a download at its
+// next chunk once marked") on the writing side, with a host-only store: of
+// a copy going to the shared store, no chunk that waits for the store
+// when a never mark lands is written there afterwards, and the fetch is
+// answered at once, though the server sends nothing more.
+func TestHostStoreMarkStopsQueuedWrites(t *testing.T) {
+	const chunk = 4 << 10
+	payload := make([]byte, 6*chunk)
+	copy(payload, wavBody)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(payload)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	}
+	shared := &slowFirstWrite{MemoryStore: NewMemoryStore(), entered: make(chan struct{}), open: make(chan struct{})}
+	e := newEnv(t, handler, withHostStore(NewMemoryStore()), withStore(shared), withConfig(func(c *Config) { c.ChunkSize = chunk }))
+	e.rec = e.ref(serverName, blk(""))
+
+	// A hang guard only: a fetch still waiting on the server fails here.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var read atomic.Int64
+	hostErr, modErr := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := e.fetch(ctx, e.rec, Request{ForHost: true, Progress: func(got, _ int64) { read.Store(got) }})
+		hostErr <- err
+	}()
+	<-shared.entered
+	go func() { _, err := e.fetch(ctx, e.rec, Request{}); modErr <- err }()
+	waitFor(t, "the model's caller to join", func() bool { return e.f.waiting(e.rec.ID) == 2 })
+	waitFor(t, "the whole payload to be read", func() bool { return read.Load() == int64(len(payload)) })
+	e.reg.MarkNever(context.Background(), e.rec.URI, serverName)
+	close(shared.open)
+
+	if f := failureOf(t, <-hostErr, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause || f.Remedy.Kind() != RemedyTryLater {
+		t.Errorf("the host's caller: clause %q, remedy %q; want the clause for a mark while saving to the shared store, and a remedy of trying again", f.Clause, f.Remedy)
+	}
+	if f := failureOf(t, <-modErr, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause || f.Remedy.Kind() != RemedyNothing {
+		t.Errorf("the model's caller: clause %q, remedy %q; want the model's clause for a mark during the fetch", f.Clause, f.Remedy)
+	}
+	// The first chunk's write was under way when the mark landed.
+	if n := shared.written.Load(); n > chunk {
+		t.Errorf("the shared store was given %d bytes; want at most the first chunk's %d", n, chunk)
+	}
+	if got := savedPaths(shared.MemoryStore); len(got) != 0 {
+		t.Errorf("the shared store holds %q; want nothing", got)
 	}
 }

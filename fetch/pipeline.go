@@ -166,6 +166,13 @@ func (c *copier) stream() *Failure {
 			if storeErr.Load() == nil {
 				if c.stopped() {
 					storeErr.Store(errAbandoned)
+				} else if c.markedForShared() {
+					// The chunks waiting for a slow store were read
+					// before the mark: none goes to the shared store
+					// now, and the reading, which may be waiting on a
+					// server that sends nothing more, is ended.
+					storeErr.Store(errMarkedWhileWriting)
+					c.fl.cancel()
 				} else if fail := c.write(r.bufs[sp.i][:sp.n]); fail != nil {
 					storeErr.Store(fail)
 					// The reading may be waiting on a body that sends
@@ -188,8 +195,17 @@ func (c *copier) stream() *Failure {
 	// check fails after it, and a read it ended by ending the request
 	// reads as abandoned. A check that failed first stays the answer, as
 	// it is for a caller that joins the download meanwhile.
-	if werr := storeErr.Load(); werr != nil && (fail == nil || fail == errAbandoned && werr != errAbandoned) {
+	werr := storeErr.Load()
+	if werr == errMarkedWhileWriting && c.marked {
+		werr = nil // the reading saw the mark as well, and fail is its answer
+	}
+	if werr != nil && (fail == nil || fail == errAbandoned && werr != errAbandoned) {
 		fail = werr
+	}
+	if fail == errMarkedWhileWriting {
+		// Only the writer saw the mark: it is answered here as the
+		// reading would have answered it at its next chunk.
+		fail = c.markLanded(!c.f.reg.MarkKnown(c.fl.t.rec.URI))
 	}
 	putRing(r)
 	return fail
@@ -276,6 +292,18 @@ func (w *spanWait) next(ch, writes chan span) span {
 	return <-ch
 }
 
+// markedForShared reports whether a never mark has landed on a copy going
+// to the shared store while a host-only store exists: such a copy is
+// discarded (see markLanded), so nothing more of it is written.
+func (c *copier) markedForShared() bool {
+	return c.f.hostStore != nil && !c.hostOnly && c.f.reg.MarkedHere(c.fl.t.rec.URI)
+}
+
+// errMarkedWhileWriting is how the store writer tells stream that it
+// stopped for [copier.markedForShared]; stream answers it with
+// markLanded's failure, so no caller sees it.
+var errMarkedWhileWriting = fail(CodeWithheld, "", "a never mark landed while the copy was being written")
+
 // stopped reports whether the copy will be discarded whatever the store
 // does: the reading failed, or every caller left. The writer writes
 // nothing more then.
@@ -329,7 +357,7 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 			}
 			if fail != nil {
 				r.free <- i // never handed on: nothing stores a chunk that failed
-				if werr := storeErr.Load(); werr != nil {
+				if werr := storeErr.Load(); werr != nil && werr != errMarkedWhileWriting {
 					return werr // the write failed first
 				}
 				return fail
