@@ -824,31 +824,47 @@ func (g *Registry) Save(id string, c convert.Copy, against convert.Testimony) er
 // record on purpose (by a fetcher asked to fetch such references, or for
 // the host's own use): a mark does not refuse it. Views still show a
 // marked record's stub without the copy, and a fetch for the model still
-// refuses the record.
+// refuses the record. When the registry knows a never mark for the uri
+// that the record does not carry yet (one just read from the mark
+// store), SaveMarked marks the record first, withdrawing an earlier copy
+// as a mark does, so the copy it saves stays named.
 func (g *Registry) SaveMarked(id string, c convert.Copy, against convert.Testimony) error {
 	return g.save(id, c, against, false)
 }
 
 func (g *Registry) save(id string, c convert.Copy, against convert.Testimony, refuseMarked bool) error {
-	g.lock()
-	defer g.mu.Unlock()
-	r := g.byID[id]
-	if r == nil {
-		return ErrGone
-	}
-	if refuseMarked && (r.never || g.local.marked(r.key)) {
-		return ErrMarked
-	}
-	if t := r.testimony; t.Has(convert.FieldDigest) && against.Digest != t.Digest {
-		// A new digest arrived while the bytes were in flight: they were
-		// verified against testimony the record no longer holds.
-		return ErrGone
-	}
-	r.copy = &savedCopy{Copy: c}
-	if against.Has(convert.FieldDigest) {
-		r.copy.against = against.Digest
-	}
-	return nil
+	var withdrawn *convert.Copy
+	err := func() error {
+		g.lock()
+		defer g.mu.Unlock()
+		r := g.byID[id]
+		if r == nil {
+			return ErrGone
+		}
+		marked := r.never || g.local.marked(r.key)
+		if refuseMarked && marked {
+			return ErrMarked
+		}
+		if t := r.testimony; t.Has(convert.FieldDigest) && against.Digest != t.Digest {
+			// A new digest arrived while the bytes were in flight: they
+			// were verified against testimony the record no longer holds.
+			return ErrGone
+		}
+		if marked && !r.never {
+			// A mark just learned from the mark store, which the
+			// goroutine that learned it has yet to apply: it is applied
+			// now, so that applying it later finds the record marked and
+			// does not withdraw the copy saved here.
+			withdrawn = g.withdrawLocked(r)
+		}
+		r.copy = &savedCopy{Copy: c}
+		if against.Has(convert.FieldDigest) {
+			r.copy.against = against.Digest
+		}
+		return nil
+	}()
+	g.afterWithdraw(context.Background(), id, withdrawn)
+	return err
 }
 
 // Remove drops the record for id, reporting whether it was held. The

@@ -1,0 +1,68 @@
+package refs
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+)
+
+// pathRemover records the paths it is asked to remove.
+type pathRemover struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *pathRemover) Remove(_ context.Context, path string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paths = append(r.paths, path)
+	return nil
+}
+
+// TestSaveMarkedAppliesLearnedMark pins N3 and F18 across the moment a
+// mark read from the mark store is learned: the registry remembers the
+// mark before it withdraws the record's copy. A copy saved with SaveMarked
+// in between (a fetcher that saw the mark and saved into its host-only
+// store) must not be withdrawn by that later step, which would hand its
+// path to the Remover of the shared store: SaveMarked applies the learned
+// mark first, so the record is marked when the copy lands on it.
+func TestSaveMarkedAppliesLearnedMark(t *testing.T) {
+	ctx := context.Background()
+	const uri = "https://files.example/take.wav?sig=secret"
+	store := NewMemoryMarks(0)
+	rm := &pathRemover{}
+	g, err := New(Config{Marks: store, Remover: rm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
+	key := g.byID[e.ID].key
+	if err := store.Mark(ctx, storeKey(key), "b"); err != nil {
+		t.Fatal(err)
+	}
+	// The state between the two steps of learning a mark, as another
+	// goroutine's Marked or Register leaves it for a moment.
+	g.local.mark(key, learned)
+	if !g.MarkedHere(uri) {
+		t.Fatal("the learned mark is not seen")
+	}
+
+	host := convert.Copy{Path: "/host-only/" + e.ID + ".wav", Bytes: 1}
+	if err := g.SaveMarked(e.ID, host, convert.Testimony{URI: uri}); err != nil {
+		t.Fatalf("SaveMarked: %v", err)
+	}
+	// The goroutine that learned the mark, a registration here, now takes
+	// the lock and applies it.
+	if got := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"}); !got.Never {
+		t.Fatal("the stored mark does not apply")
+	}
+	rec, _ := g.Lookup(e.ID)
+	if !rec.Never || rec.Copy == nil || *rec.Copy != host {
+		t.Errorf("record: never %t, copy %+v; want marked, naming the host's copy", rec.Never, rec.Copy)
+	}
+	if len(rm.paths) != 0 {
+		t.Errorf("the Remover was asked to remove %q; want nothing", rm.paths)
+	}
+}
