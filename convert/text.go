@@ -312,7 +312,8 @@ const uriWithheldLabel = "[uri withheld]"
 
 // withoutURIs replaces each uri in the cleaned label s with
 // uriWithheldLabel: own, the uri of the block the label belongs to ("" for
-// none), in any ASCII letter case and whatever its scheme, and the rest of
+// none), and the parts of it that may carry a credential (see ownParts),
+// in any ASCII letter case and whatever its scheme, and the rest of
 // the label from the first scheme and "://" on (its slashes escaped as
 // JSON may write them included). A server could otherwise
 // hand the model a uri, its own included, through a name, a media type or
@@ -322,8 +323,8 @@ const uriWithheldLabel = "[uri withheld]"
 // character splits a "://". A uri spelled with look-alike characters
 // (full-width, or a mark between its slashes) is not recognized.
 func withoutURIs(s, own string) string {
-	if own != "" && len(own) <= len(s) {
-		s = replaceFold(s, own, uriWithheldLabel)
+	if own != "" {
+		s = withoutOwn(s, own)
 	}
 	i, _ := nextSep(s, 0) // "://", also with its slashes escaped
 	if i < 0 {
@@ -332,14 +333,77 @@ func withoutURIs(s, own string) string {
 	return s[:schemeStart(s, i, 0)] + uriWithheldLabel
 }
 
-// replaceFold replaces each occurrence of old in s, ASCII letter case
-// ignored, with new.
-func replaceFold(s, old, new string) string {
-	ls, lo := uriform.LowerASCII(s), uriform.LowerASCII(old)
-	if !strings.Contains(ls, lo) {
-		return s
+// secretMin is the shortest query, user information or fragment of a
+// block's own uri that [withoutURIs] looks for on its own: shorter ones
+// carry no credential worth the name, and would cut ordinary words out
+// of labels.
+const secretMin = 6
+
+// withoutOwn replaces in the label s, ASCII letter case ignored, each
+// part of the uri own that shows a credential it may carry (see
+// ownParts) with uriWithheldLabel.
+func withoutOwn(s, own string) string {
+	parts, n := ownParts(own)
+	var ls, lown string // s and own lower-cased, once one is needed
+	for _, p := range parts[:n] {
+		if p.end-p.start > len(s) {
+			continue
+		}
+		if lown == "" {
+			ls, lown = uriform.LowerASCII(s), uriform.LowerASCII(own)
+		}
+		if lo := lown[p.start:p.end]; strings.Contains(ls, lo) {
+			s, ls = replaceLowered(s, ls, lo, uriWithheldLabel)
+		}
 	}
-	var b strings.Builder
+	return s
+}
+
+// span is a part of a string, by its byte offsets.
+type span struct{ start, end int }
+
+// ownParts returns the parts of the uri own that a label may repeat and
+// that show a credential it may carry, the whole before its parts: own
+// itself, own without its scheme, and its user information, fragment and
+// query when each is at least secretMin bytes long. The path is not among
+// them: a name is often the path's last segment, and says nothing secret
+// then.
+func ownParts(own string) (parts [5]span, n int) {
+	add := func(start, end int) {
+		parts[n] = span{start, end}
+		n++
+	}
+	add(0, len(own))
+	rest := 0 // where own's part after the scheme begins
+	if i := strings.Index(own, "://"); i >= 0 {
+		rest = i + 3
+		add(rest, len(own))
+	}
+	end := len(own) // of the query, before any fragment
+	if i := strings.IndexByte(own[rest:], '#'); i >= 0 {
+		end = rest + i
+		if len(own)-end-1 >= secretMin {
+			add(end+1, len(own))
+		}
+	}
+	authority := own[rest:]
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= secretMin {
+		add(rest, rest+i)
+	}
+	if i := strings.IndexByte(own[rest:end], '?'); i >= 0 && end-(rest+i+1) >= secretMin {
+		add(rest+i+1, end)
+	}
+	return parts, n
+}
+
+// replaceLowered replaces each occurrence of lo, which is lower-case, in
+// s, whose lower-cased form is ls, with new; it returns the result and its
+// lower-cased form.
+func replaceLowered(s, ls, lo, new string) (string, string) {
+	var b, lb strings.Builder
 	for {
 		i := strings.Index(ls, lo)
 		if i < 0 {
@@ -347,10 +411,13 @@ func replaceFold(s, old, new string) string {
 		}
 		b.WriteString(s[:i])
 		b.WriteString(new)
-		s, ls = s[i+len(old):], ls[i+len(lo):]
+		lb.WriteString(ls[:i])
+		lb.WriteString(uriform.LowerASCII(new))
+		s, ls = s[i+len(lo):], ls[i+len(lo):]
 	}
 	b.WriteString(s)
-	return b.String()
+	lb.WriteString(ls)
+	return b.String(), lb.String()
 }
 
 // schemeStart returns where the scheme ending at offset k of s begins,
