@@ -86,10 +86,11 @@ type Config struct {
 	// reaching a copy saved earlier removes it.
 	//
 	// A mark that lands once a download into the shared store has begun
-	// stops it: no write begins after it, not even of bytes already
-	// read, the copy is discarded and every caller fails without waiting
-	// for more of the response, the host's with a remedy of trying
-	// again, which then saves to HostStore. A mark
+	// stops it, within about 20 ms even while the server sends nothing:
+	// once it is seen no write begins, not even of bytes already read
+	// (one under way finishes), the copy is discarded and every caller
+	// fails, the host's with a remedy of trying again, which then saves
+	// to HostStore. A mark
 	// made by another host is asked for when the download starts and
 	// again before the commit; one learned only then has let the shared
 	// store receive bytes it discards. A mark landing as the copy is

@@ -190,6 +190,13 @@ func (c *copier) commit() (Result, *Failure) {
 		verified = true
 	}
 	if c.pend == nil {
+		// The whole payload fits in the bytes held to sniff its type, so
+		// the store has been given none of it yet. A copy going to the
+		// shared store beside a host-only store, which a mark stops, is
+		// not begun at all once one has landed.
+		if !c.marked && c.f.hostStore != nil && !c.hostOnly && c.f.reg.Marked(c.fl.ctx, t.rec.URI) {
+			return Result{}, c.markLanded(!c.f.reg.MarkKnown(t.rec.URI))
+		}
 		if fail := c.begin(); fail != nil {
 			return Result{}, fail
 		}

@@ -582,3 +582,113 @@ func TestHostStoreMarkStopsQueuedWrites(t *testing.T) {
 		t.Errorf("the shared store holds %q; want nothing", got)
 	}
 }
+
+// writeMeter is a store that counts the bytes its copies were given, and
+// the copies begun and bytes given once marked is set.
+type writeMeter struct {
+	Store
+	marked        atomic.Bool
+	written       atomic.Int64
+	beganMarked   atomic.Int32
+	writtenMarked atomic.Int64
+}
+
+func (s *writeMeter) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	if s.marked.Load() {
+		s.beganMarked.Add(1)
+	}
+	return beginWrapped(ctx, s.Store, name, mime, func(p Pending) Pending { return &meterWrites{Pending: p, s: s} })
+}
+
+func (s *writeMeter) Remove(ctx context.Context, path string) error {
+	return s.Store.(refs.Remover).Remove(ctx, path)
+}
+
+type meterWrites struct {
+	Pending
+	s *writeMeter
+}
+
+func (p *meterWrites) Write(b []byte) (int, error) {
+	if p.s.marked.Load() {
+		p.s.writtenMarked.Add(int64(len(b)))
+	}
+	p.s.written.Add(int64(len(b)))
+	return p.Pending.Write(b)
+}
+
+// TestHostStoreMarkWhileWriterIdle pins F18 with a host-only store when
+// every byte read so far is already written and the server stalls: a mark
+// that lands then still stops the copy going to the shared store at once.
+// Nothing is left in the shared directory, and both callers are answered
+// without waiting for the server.
+func TestHostStoreMarkWhileWriterIdle(t *testing.T) {
+	const chunk = 4 << 10
+	payload := make([]byte, 6*chunk)
+	copy(payload, wavBody)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(payload)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	}
+	sharedDir := t.TempDir()
+	shared, err := NewDirStore(sharedDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shared.Close() })
+	meter := &writeMeter{Store: shared}
+	e := newEnv(t, handler, withHostStore(NewMemoryStore()), withStore(meter), withConfig(func(c *Config) { c.ChunkSize = chunk }))
+	e.rec = e.ref(serverName, blk(""))
+
+	// A hang guard only: a fetch still waiting on the server fails here.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	hostErr, modErr := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := e.fetch(ctx, e.rec, Request{ForHost: true}); hostErr <- err }()
+	go func() { _, err := e.fetch(ctx, e.rec, Request{}); modErr <- err }()
+	waitFor(t, "both callers to wait", func() bool { return e.f.waiting(e.rec.ID) == 2 })
+	waitFor(t, "the whole payload to be written", func() bool { return meter.written.Load() == int64(len(payload)) })
+	e.reg.MarkNever(context.Background(), e.rec.URI, serverName)
+	meter.marked.Store(true)
+
+	if f := failureOf(t, <-hostErr, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause {
+		t.Errorf("the host's caller: clause %q; want the clause for a mark while saving to the shared store", f.Clause)
+	}
+	if f := failureOf(t, <-modErr, CodeWithheld); f.Clause != failWithheldDuring(serverName).Clause {
+		t.Errorf("the model's caller: clause %q; want the model's clause for a mark during the fetch", f.Clause)
+	}
+	if names, _ := filepath.Glob(filepath.Join(sharedDir, "*")); len(names) != 0 {
+		t.Errorf("the shared directory holds %q; want nothing", names)
+	}
+}
+
+// TestHostStoreSmallPayloadMarkedBeforeCommit pins F18 with a host-only
+// store for a payload shorter than the bytes sniffed for its type, which
+// the shared store is given only at the commit: a mark that another host
+// puts in the mark store after the last byte was read keeps the shared
+// store from beginning a copy at all.
+func TestHostStoreSmallPayloadMarkedBeforeCommit(t *testing.T) {
+	marks := refs.NewMemoryMarks(0)
+	other, err := refs.New(refs.Config{Marks: marks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meter := &writeMeter{Store: NewMemoryStore()}
+	e := newEnv(t, body(wavBody, "audio/wav"), withHostStore(NewMemoryStore()), withStore(meter), func(e *env) { e.regCfg.Marks = marks })
+	e.rec = e.ref(serverName, blk(""))
+	mark := func(got, _ int64) {
+		if got == int64(len(wavBody)) {
+			other.MarkNever(context.Background(), e.rec.URI, "elsewhere")
+			meter.marked.Store(true)
+		}
+	}
+	_, err = e.fetch(context.Background(), e.rec, Request{ForHost: true, Progress: mark})
+	if f := failureOf(t, err, CodeWithheld); f.Clause != failWithheldInShared(serverName).Clause {
+		t.Errorf("clause %q; want the clause for a mark while saving to the shared store", f.Clause)
+	}
+	if n, w := meter.beganMarked.Load(), meter.writtenMarked.Load(); n != 0 || w != 0 {
+		t.Errorf("the shared store began %d copies and was given %d bytes after the mark; want none", n, w)
+	}
+}

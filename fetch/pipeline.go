@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 	"weak"
 )
 
@@ -165,16 +166,16 @@ func (c *copier) stream() *Failure {
 			// waits for one.
 			if storeErr.Load() == nil {
 				if c.stopped() {
-					storeErr.Store(errAbandoned)
+					storeErr.CompareAndSwap(nil, errAbandoned)
 				} else if c.markedForShared() {
 					// The chunks waiting for a slow store were read
 					// before the mark: none goes to the shared store
 					// now, and the reading, which may be waiting on a
 					// server that sends nothing more, is ended.
-					storeErr.Store(errMarkedWhileWriting)
-					c.fl.cancel()
-				} else if fail := c.write(r.bufs[sp.i][:sp.n]); fail != nil {
-					storeErr.Store(fail)
+					if storeErr.CompareAndSwap(nil, errMarkedWhileWriting) {
+						c.fl.cancel()
+					}
+				} else if fail := c.write(r.bufs[sp.i][:sp.n]); fail != nil && storeErr.CompareAndSwap(nil, fail) {
 					// The reading may be waiting on a body that sends
 					// nothing more: end the request, so the failure is
 					// answered now.
@@ -184,7 +185,9 @@ func (c *copier) stream() *Failure {
 			r.release(sp.i)
 		}
 	}()
+	stopWatch := c.watchMark(&storeErr)
 	fail := c.copyChunks(r, &storeErr)
+	stopWatch()
 	c.failed.Store(fail != nil)
 	r.hash <- span{i: -1}
 	r.store <- span{i: -1}
@@ -297,6 +300,45 @@ func (w *spanWait) next(ch, writes chan span) span {
 // discarded (see markLanded), so nothing more of it is written.
 func (c *copier) markedForShared() bool {
 	return c.f.hostStore != nil && !c.hostOnly && c.f.reg.MarkedHere(c.fl.t.rec.URI)
+}
+
+// markPoll is how often a download going to the shared store beside a
+// host-only store asks whether a never mark has landed, besides asking at
+// every chunk it reads and writes: a server that stalls, with every byte
+// read so far written, would otherwise keep the partial copy in the
+// shared store, and every caller waiting, until its deadline.
+const markPoll = 20 * time.Millisecond
+
+// watchMark asks [copier.markedForShared] every markPoll until the
+// returned function is called, and on a mark stops the download as the
+// store writer does. It watches only a copy that markedForShared
+// concerns, and the returned function returns once it has stopped.
+func (c *copier) watchMark(storeErr *atomic.Pointer[Failure]) (stop func()) {
+	if c.f.hostStore == nil || c.hostOnly {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(markPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-c.fl.ctx.Done():
+				return
+			case <-t.C:
+				if c.markedForShared() {
+					if storeErr.CompareAndSwap(nil, errMarkedWhileWriting) {
+						c.fl.cancel()
+					}
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // errMarkedWhileWriting is how the store writer tells stream that it
