@@ -144,16 +144,16 @@ type Block struct {
 	Link bool
 	// Invalid says why a KindInvalid block was rejected whole.
 	Invalid InvalidReason
-	// NeverURIs lists the uris a block that shows no reference of its own
-	// still calls never: a block rejected whole, or of a type this library
-	// does not know, whose top level carries a "disposition" of "never".
-	// It holds each "uri" the block names at that level, and each one its
-	// nested "resource" objects name (where an embedded resource keeps its
-	// uri, and may state its never instead), that is a string within the
-	// schema's bound. A resource_link carries no
-	// disposition, so it never has any. A never in a server's content
-	// marks these uris as it marks a reference's; serverless content
-	// withholds them within itself.
+	// NeverURIs lists the uris a block calls never beyond its own
+	// testimony. For a block rejected whole, or of a type this library
+	// does not know, whose top level carries a "disposition" of "never",
+	// it holds each "uri" the block names at that level. For every block
+	// but an embedded resource (which reads its own) it holds each "uri"
+	// its nested "resource" objects name when the block or that object
+	// says never. Only strings within the schema's bound count. A
+	// resource_link carries no disposition, so it never has any. A never
+	// in a server's content marks these uris as it marks a reference's;
+	// serverless content withholds them within itself.
 	NeverURIs []string
 }
 

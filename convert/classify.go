@@ -90,9 +90,14 @@ func Classify(raw json.RawMessage) Block {
 	default:
 		b.Kind = KindUnknown
 	}
-	// A resource_link carries no disposition, rejected whole or not.
-	if (b.Kind == KindInvalid || b.Kind == KindUnknown) && b.NeverURIs == nil && typ != "resource_link" {
+	// A resource_link carries no disposition, rejected whole or not. An
+	// embedded resource reads its nested resource itself.
+	switch {
+	case typ == "resource_link" || b.NeverURIs != nil:
+	case b.Kind == KindInvalid || b.Kind == KindUnknown:
 		b.NeverURIs = obj.neverURIs()
+	case b.Kind != KindEmbedded && obj.nResources > 0:
+		b.NeverURIs = obj.nestedNeverURIs()
 	}
 	return b
 }

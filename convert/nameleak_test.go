@@ -62,3 +62,35 @@ func TestNameRepeatsPartOfOwnURI(t *testing.T) {
 		t.Errorf("history %q; want the name kept up to the withheld query", h)
 	}
 }
+
+// TestNestedNeverBesideValidBlock pins N1 and S2 for a "resource" object
+// nested in a block that is valid without it: a never it states (or the
+// block states around it) marks its uri in server content, and withholds
+// it within serverless content, as it does in a block rejected whole.
+func TestNestedNeverBesideValidBlock(t *testing.T) {
+	const (
+		uri    = "https://vault.example/take.wav?sig=NESTED-SECRET"
+		secret = "NESTED-SECRET"
+	)
+	nested := `"resource":{"uri":"` + uri + `","text":"payload","disposition":"never"}`
+	blocks := map[string]string{
+		"reference": `{"type":"resource","uri":"https://other.example/x",` + nested + `}`,
+		"media":     `{"type":"image","uri":"https://other.example/y.png",` + nested + `}`,
+		"inline":    `{"type":"image","data":"aGk=","mimeType":"image/png",` + nested + `}`,
+		"text":      `{"type":"text","text":"hello",` + nested + `}`,
+		"rejected":  `{"type":"resource","uri":"https://other.example/x","uri":"https://other.example/x",` + nested + `}`,
+	}
+	for name, blk := range blocks {
+		for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(blk, textBlock(t, "see "+uri)), src)
+			if v := everyView(t, ct); strings.Contains(v, secret) {
+				t.Errorf("%s block, server %q: a view shows the nested never uri:\n%s", name, src.Server, v)
+			}
+			if marked := reg.MarkedHere(uri); marked != (src.Server != "") {
+				t.Errorf("%s block, server %q: marked %t; want a mark exactly for server content", name, src.Server, marked)
+			}
+		}
+	}
+}

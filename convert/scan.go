@@ -329,19 +329,33 @@ func (o *object) repeated(k key) bool { return o.count[k] > 1 }
 // keeps both.
 func (o *object) neverURIs() []string {
 	var out []string
-	add := func(in *object) {
-		for _, raw := range in.uris[:in.nURIs] {
-			if u, ok := decodeBounded(raw, MaxURILen); ok {
-				out = append(out, u)
-			}
+	if o.never {
+		out = appendURIs(out, o)
+	}
+	return o.appendNestedNever(out)
+}
+
+// appendURIs appends to out each "uri" of in that is a string within the
+// schema's bound.
+func appendURIs(out []string, in *object) []string {
+	for _, raw := range in.uris[:in.nURIs] {
+		if u, ok := decodeBounded(raw, MaxURILen); ok {
+			out = append(out, u)
 		}
 	}
-	if o.never {
-		add(o)
-	}
+	return out
+}
+
+// nestedNeverURIs is [object.neverURIs] of the nested "resource" objects
+// alone, for a block whose own uri, if any, its testimony carries.
+func (o *object) nestedNeverURIs() []string { return o.appendNestedNever(nil) }
+
+// appendNestedNever appends to out each uri a nested "resource" object
+// names when it, or o, calls it never.
+func (o *object) appendNestedNever(out []string) []string {
 	for _, raw := range o.resources[:o.nResources] {
 		if inner := readObject(raw); o.never || inner.never {
-			add(&inner)
+			out = appendURIs(out, &inner)
 		}
 	}
 	return out
