@@ -141,8 +141,13 @@ func TestBareReadingsBounded(t *testing.T) {
 		// the whole text is read, and nothing is withheld; so for the
 		// other schemes.
 		"escaped": "https://h.example/" + strings.Repeat(`a\\\\\\\/`, 1800) + " ",
+		// A long percent-encoded uri, once and twice over; references
+		// an HTML writer puts for "&", each level's reading decoded.
+		"encoded-long":  "https%3A%2F%2Fh.example%2F" + strings.Repeat("%41", 5000) + " ",
+		"encoded-twice": "https%253A%252F%252Fh.example%252F" + strings.Repeat("a%2526", 2000) + " ",
+		"html-refs":     "https://h.example/" + strings.Repeat("a&amp;", 1500) + marks + " ",
 	} {
-		cheap := name == "escaped" || strings.HasPrefix(name, "other-")
+		cheap := name == "escaped" || strings.HasPrefix(name, "other-") || strings.HasPrefix(name, "encoded-")
 		t.Run(name, func(t *testing.T) {
 			per := (4 << 20) / len(one)
 			bareReadingsBounded(t, one, !cheap, 1, 45, per)
@@ -156,6 +161,10 @@ func TestBareReadingsBounded(t *testing.T) {
 	for name, one := range map[string]string{
 		"tiny-host": "https://h.ex/a ",
 		"tiny-ipv6": "https://[::1]/a ",
+		// Percent-encoded: short, and glued, each running on to the
+		// next separator.
+		"tiny-encoded":  "x%3A%2F%2Fh.ex%2Fa ",
+		"glued-encoded": "a%3A%2F%2Fb",
 	} {
 		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, true, 1, 45) })
 	}

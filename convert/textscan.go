@@ -39,9 +39,10 @@ import (
 // the uri (an embedded resource), wherever the text nests it.
 //
 // Withholding reaches further than reading: besides the "uri" members,
-// every uri a text writes out with its scheme and "://" is a place the
-// views withhold a uri the content calls never or a server marked, also
-// in a text that is not JSON (see withBareURIs).
+// every uri a text writes out with its scheme and "://", or with that
+// "://" percent-encoded, is a place the views withhold a uri the content
+// calls never or a server marked, also in a text that is not JSON (see
+// withBareURIs and encodedURIs).
 const (
 	textScanMax   = 4 << 20
 	textDepthMax  = 64
@@ -111,18 +112,19 @@ const (
 // on past a bound and the rest names a uri, or a uri runs across the end
 // of what is read, a last span covers the rest from there.
 func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
-	if !hasSep(text) {
-		return spans
-	}
 	scan := text
 	if len(scan) > textScanMax {
 		scan = scan[:textScanMax]
+	}
+	encoded := encodedURIs(text, scan, left)
+	if !hasSep(text) {
+		return mergeSpans(spans, encoded)
 	}
 	// The bare spans are merged with the "uri" members at the end: a
 	// member may hold more than its uri ("see https://…", two uris), and
 	// its own reading is of the whole string. A bare uri that is a
 	// member's whole value is left to the member.
-	var bare []uriSpan
+	bare := encoded
 	j, from := 0, 0 // j: the first member that does not end before the uri
 	sep := newSeps(scan)
 	for {
@@ -185,6 +187,119 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		}
 	}
 	return mergeSpans(spans, bare)
+}
+
+// encodedSeps are "://" percent-encoded, as a url is written into another
+// url's query (a redirect target), once or twice over, with the escapes in
+// either letter case.
+var encodedSeps = [...]string{"%3A%2F%2F", "%3a%2f%2f", "%253A%252F%252F", "%253a%252f%252f"}
+
+// encodedURIs returns a bare span for each uri the text writes
+// percent-encoded within its first textScanMax bytes, scan (see
+// encodedSeps): from its scheme up to white space, a quote, a backtick,
+// an angle bracket, an "&" or a "#", which end a query parameter's value,
+// or the next such separator. Its readings are those of the uri it
+// decodes to (twice, for one encoded twice); the views then withhold the
+// span, and the uri around it, where one of them is a never uri. Spans are
+// kept while the budget left allows; past it a last span covers the rest
+// of text from there, as withBareURIs does.
+func encodedURIs(text, scan string, left *readingBudget) []uriSpan {
+	if !strings.Contains(scan, "%") {
+		return nil
+	}
+	// ks are where the separators start, in order, up to over: the first
+	// of a kind past the textObjectMax of it that are read.
+	var ks []int
+	over := len(scan)
+	for _, sep := range encodedSeps {
+		for from, n := 0, 0; ; n++ {
+			i := strings.Index(scan[from:over], sep)
+			if i < 0 {
+				break
+			}
+			if n == textObjectMax {
+				over = from + i
+				break
+			}
+			ks = append(ks, from+i)
+			from += i + len(sep)
+		}
+	}
+	slices.Sort(ks)
+	if n, _ := slices.BinarySearch(ks, over); n < len(ks) {
+		ks = ks[:n]
+	}
+	var out []uriSpan
+	prev := 0 // a scheme starts no earlier than the previous separator
+	for n, k := range ks {
+		start := schemeStart(scan, k, prev)
+		prev = k + 1
+		if start == k {
+			continue
+		}
+		if !left.open() {
+			return append(out, restSpan(text, start))
+		}
+		limit := min(len(scan), start+encodedMax)
+		if n+1 < len(ks) {
+			limit = min(limit, ks[n+1])
+		}
+		end := k + 1
+		for end < limit && strings.IndexByte(" \t\n\r\v\f\"'`<>&#", scan[end]) < 0 {
+			end++
+		}
+		uri, ok := percentDecoded(scan[start:end])
+		if ok && strings.Contains(uri, "%3") {
+			uri, ok = percentDecoded(uri) // encoded twice
+		}
+		uk := strings.Index(uri, "://")
+		if !ok || uk <= 0 || len(uri) > maxURIBytes {
+			continue
+		}
+		alts, _ := bareReadings(uri, uk, nil)
+		if !left.take(1 + len(alts)) {
+			return append(out, restSpan(text, start))
+		}
+		sp := uriSpan{start: start, end: end, uri: uri, key: left.key(uri), bare: true, alts: alts}
+		for _, alt := range alts {
+			sp.altKeys = append(sp.altKeys, left.key(alt))
+		}
+		out = append(out, sp)
+	}
+	if over < len(scan) {
+		// More uris than are read: the rest, from the first not read,
+		// counts as unchecked.
+		out = append(out, restSpan(text, schemeStart(scan, over, prev)))
+	}
+	return out
+}
+
+// encodedMax bounds the bytes of an encoded uri encodedURIs reads: a
+// never names no longer one, encoded twice (five bytes a byte).
+const encodedMax = 5 * maxURIBytes
+
+// percentDecoded returns s with each "%" and two hexadecimal digits
+// decoded; ok is false when s holds none, or decodes to bytes that are
+// not UTF-8.
+func percentDecoded(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, false
+	}
+	b := make([]byte, 0, len(s))
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && hexDigit(s[i+1]) >= 0 && hexDigit(s[i+2]) >= 0 {
+			b = append(b, byte(hexDigit(s[i+1])<<4|hexDigit(s[i+2])))
+			i += 2
+			n++
+			continue
+		}
+		b = append(b, s[i])
+	}
+	if n == 0 || !utf8.Valid(b) {
+		return s, false
+	}
+	return string(b), true
 }
 
 // gluedWeb returns the length of the "http" or "https" that scheme ends
@@ -533,6 +648,21 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 		}
 	}
 	raw = len(s0) < len(u) || !levels[0].decodes[len(ends)-1] || !encoderEscaped(u)
+	// A uri written into HTML or XML has its "&" (and any quote or angle
+	// bracket) written as a character reference: the longest reading of
+	// each level is read decoded as well, with the decoded text's own
+	// cuts, which are substrings of it and cost nothing more to make.
+	for _, l := range levels {
+		if l.s == "" {
+			continue
+		}
+		if d, ok := htmlUnescaped(l.s); ok && len(d) > k && strings.HasPrefix(d[k:], "://") {
+			add(d, k)
+			for _, c := range bareCuts(d, k) {
+				add(d[:c], k)
+			}
+		}
+	}
 	base := out
 	if raw {
 		base = append([]string{u}, out...)
@@ -555,6 +685,93 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 		}
 	}
 	return out, raw
+}
+
+// htmlUnescaped returns s with the character references an HTML or XML
+// writer puts in an attribute or an element decoded: "&amp;", "&lt;",
+// "&gt;", "&quot;", "&apos;" and numeric ones ("&#38;", "&#x26;"), each
+// with its closing ";". ok is false, and s is returned, when s holds
+// none.
+func htmlUnescaped(s string) (string, bool) {
+	i := strings.IndexByte(s, '&')
+	if i < 0 {
+		return s, false
+	}
+	var b strings.Builder
+	last := 0 // s[:last] is written to b
+	for ; i >= 0; i = nextAmp(s, i+1) {
+		r, n := charRef(s[i:])
+		if n == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteRune(r)
+		last = i + n
+		i += n - 1
+	}
+	if last == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// nextAmp is the offset of the next "&" of s at or after i, or -1.
+func nextAmp(s string, i int) int {
+	if j := strings.IndexByte(s[i:], '&'); j >= 0 {
+		return i + j
+	}
+	return -1
+}
+
+// charRef reads the character reference s starts with, returning its
+// character and length, or a length of 0 when s starts with none that
+// htmlUnescaped decodes.
+func charRef(s string) (rune, int) {
+	for _, e := range [...]struct {
+		name string
+		r    rune
+	}{{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}} {
+		if len(s) >= len(e.name) && strings.EqualFold(s[:len(e.name)], e.name) {
+			return e.r, len(e.name)
+		}
+	}
+	if len(s) < 4 || s[1] != '#' {
+		return 0, 0
+	}
+	j, base := 2, 10
+	if s[2] == 'x' || s[2] == 'X' {
+		j, base = 3, 16
+	}
+	var r rune
+	start := j
+	for ; j < len(s) && j-start < 8; j++ {
+		d := hexDigit(s[j])
+		if d < 0 || d >= base {
+			break
+		}
+		r = r*rune(base) + rune(d)
+	}
+	if j == start || j >= len(s) || s[j] != ';' || r == 0 || r > unicode.MaxRune || utf16.IsSurrogate(r) {
+		return 0, 0
+	}
+	return r, j + 1
+}
+
+// hexDigit is the value of the hexadecimal digit c, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // bareCuts returns where the bare uri u, whose "://" is at offset k, may
@@ -761,18 +978,12 @@ func hex4(s string) rune {
 		return -1
 	}
 	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
+	for i := range 4 {
+		d := hexDigit(s[i])
+		if d < 0 {
 			return -1
 		}
-		r = r<<4 | rune(c)
+		r = r<<4 | rune(d)
 	}
 	return r
 }
