@@ -134,8 +134,8 @@ func TestBareReadingsBounded(t *testing.T) {
 		"upper": "https://H.EXAMPLE/" + strings.Repeat("A", 8000) + marks + " ",
 		// Another scheme: its canonical form is the reading itself, made
 		// without parsing it.
-		"other-scheme":  "ftp://h.example/" + strings.Repeat("a", 14000) + marks + strings.Repeat(".a", 17) + " ",
-		"other-unicode": "ftp://h.example/a" + strings.Repeat("\u00e9", 7000) + marks + " ",
+		"other-scheme":  "sftp://h.example/" + strings.Repeat("a", 14000) + marks + strings.Repeat(".a", 17) + " ",
+		"other-unicode": "sftp://h.example/a" + strings.Repeat("\u00e9", 7000) + marks + " ",
 		// Slashes escaped three deep: each uri is decoded three times. Its
 		// readings, once decoded, are in canonical form and cost little:
 		// the whole text is read, and nothing is withheld; so for the

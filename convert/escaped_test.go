@@ -70,3 +70,37 @@ func TestPercentEncodedNeverURIInText(t *testing.T) {
 		t.Run(name, func(t *testing.T) { withheldEverywhere(t, never, text, "PCT-SECRET") })
 	}
 }
+
+// TestWebSocketAndFTPRespellings pins N8 for ws, wss and ftp uris, which
+// name a host and a path as http's do: a never on one spelling withholds
+// the others (host case, default port, user information) in texts, and a
+// block naming another spelling finds the marked record, so no policy
+// shows it.
+func TestWebSocketAndFTPRespellings(t *testing.T) {
+	for never, texts := range map[string][]string{
+		"wss://stream.example/live?token=WS-SECRET": {
+			"connect to wss://STREAM.example/live?token=WS-SECRET now",
+			"connect to wss://stream.example:443/live?token=WS-SECRET now",
+			"connect to wss://user@stream.example/live?token=WS-SECRET now",
+		},
+		"ftp://files.example/a.wav?WS-SECRET": {
+			"at ftp://FILES.example/a.wav?WS-SECRET now",
+			"at ftp://files.example:21/a.wav?WS-SECRET now",
+		},
+	} {
+		for _, text := range texts {
+			withheldEverywhere(t, never, text, "WS-SECRET")
+		}
+	}
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+	c.Ingest(t.Context(), raws(`{"type":"resource","uri":"wss://stream.example/live?token=WS-SECRET","disposition":"never"}`), convert.Source{Server: "s", Tool: "t"})
+	const respelled = "wss://STREAM.example:443/live?token=WS-SECRET"
+	if !reg.MarkedHere(respelled) {
+		t.Errorf("MarkedHere(%q) = false after a never on another spelling", respelled)
+	}
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+respelled+`"}`), convert.Source{Server: "s", Tool: "t"})
+	if v := everyView(t, ct); strings.Contains(v, "WS-SECRET") {
+		t.Errorf("a respelling of a marked uri shows:\n%s", v)
+	}
+}

@@ -5,8 +5,9 @@
 // the uri; a key that merges two resources only makes a never withhold
 // both. Where the two risks meet, the key merges.
 //
-// Canonical is deterministic, never panics, and is idempotent. An http or
-// https URL is rebuilt from its parts in one fixed spelling (see [Canonical]
+// Canonical is deterministic, never panics, and is idempotent. An http,
+// https, ws, wss or ftp URL is rebuilt from its parts in one fixed
+// spelling (see [Canonical]
 // for the list); the rebuilt form is only used when it rebuilds to itself,
 // and otherwise the trimmed text is the key, so the key of a key is always
 // the key itself.

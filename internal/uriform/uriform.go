@@ -14,7 +14,8 @@ import (
 // Canonical returns the key form of a uri.
 //
 // Surrounding white space and invisible characters are removed first. An
-// http or https URL with a host is then rebuilt from its parts, each in
+// http or https URL with a host, and a ws, wss or ftp one, which name a
+// host and a path the same way, is then rebuilt from its parts, each in
 // one fixed spelling:
 //
 //   - the scheme in lower case; the host name with its ASCII letters in
@@ -78,11 +79,27 @@ func Key(s string) (key string, parsed bool) {
 	return slowCanonical(s), true
 }
 
-// webScheme reports whether t starts with the scheme http or https, in
-// any letter case: only such a text can have a key other than its
+// webScheme reports whether t starts with one of webSchemes, in any
+// letter case: only such a text can have a key other than its
 // [otherForm], so no other is parsed.
 func webScheme(t string) bool {
-	return len(t) >= 5 && strings.EqualFold(t[:5], "http:") || len(t) >= 6 && strings.EqualFold(t[:6], "https:")
+	i := schemeEnd(t)
+	return i > 0 && defaultPort(strings.ToLower(t[:i])) != ""
+}
+
+// defaultPort returns the default port of scheme, one of the schemes
+// whose uris are keyed as http's are (http, https, and ws, wss and ftp,
+// whose uris name a host and a path the same way), or "" for any other.
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	case "ftp":
+		return "21"
+	}
+	return ""
 }
 
 // plainCanonical reports, without parsing or allocating, whether s is an
@@ -208,11 +225,11 @@ func stable(c string) bool {
 	return ok && again == c
 }
 
-// webForm rebuilds an http or https URL with a host in its key form. It
-// reports false for anything else.
+// webForm rebuilds a URL of one of the schemes webScheme takes, with a
+// host, in its key form. It reports false for anything else.
 func webForm(t string) (string, bool) {
 	u, err := url.Parse(t)
-	if err != nil || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || u.Opaque != "" || defaultPort(u.Scheme) == "" {
 		return "", false
 	}
 	host, ok := hostForm(u)
@@ -352,10 +369,7 @@ func ipv6Form(name string) (string, bool) {
 // colon (the parser allows one when a port follows) always gets its port,
 // the default filled in, or the key would not parse back.
 func portForm(scheme, port string, always bool) string {
-	def := "80"
-	if scheme == "https" {
-		def = "443"
-	}
+	def := defaultPort(scheme)
 	p := strings.TrimLeft(port, "0")
 	if p == "" && port != "" {
 		p = "0"
@@ -465,7 +479,7 @@ func writeEscape(b *strings.Builder, c byte) {
 
 const upperHex = "0123456789ABCDEF"
 
-// otherForm keys text that is not an http or https URL with a host: its
+// otherForm keys text that is not a URL webForm rebuilds: its
 // scheme, if it has one, is lower-cased and nothing else changes.
 func otherForm(t string) string {
 	i := schemeEnd(t)
