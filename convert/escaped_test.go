@@ -104,3 +104,18 @@ func TestWebSocketAndFTPRespellings(t *testing.T) {
 		t.Errorf("a respelling of a marked uri shows:\n%s", v)
 	}
 }
+
+// TestIPv4NumberSpellings pins N8 for an IPv4 host written in the other
+// forms browsers read (one number, hexadecimal or octal parts, fewer
+// parts): a never on the dotted form withholds them in texts.
+func TestIPv4NumberSpellings(t *testing.T) {
+	const never = "http://10.0.0.1/take.wav?sig=IP-SECRET"
+	for _, text := range []string{
+		"at http://167772161/take.wav?sig=IP-SECRET now",
+		"at http://0xa.0.0.1/take.wav?sig=IP-SECRET now",
+		"at http://10.1/take.wav?sig=IP-SECRET now",
+		"at http://012.0.0.1/take.wav?sig=IP-SECRET now",
+	} {
+		withheldEverywhere(t, never, text, "IP-SECRET")
+	}
+}

@@ -20,8 +20,11 @@ import (
 //
 //   - the scheme in lower case; the host name with its ASCII letters in
 //     lower case, a Unicode host name in the ASCII (punycode) form an HTTP
-//     client looks it up by, trailing dots dropped; an IPv6 address in its
-//     shortest form, its zone in its own case;
+//     client looks it up by, trailing dots dropped; a name that ends in a
+//     number read as the IPv4 address WHATWG URL parsers read it as (one to
+//     four parts, decimal, octal or hexadecimal) and written in dotted
+//     decimal; an IPv6 address in its shortest form, its zone in its own
+//     case;
 //   - the port dropped when it is empty or the scheme's default, and
 //     written without leading zeros otherwise;
 //   - the path decoded, its "." and ".." segments applied, its empty
@@ -126,6 +129,13 @@ func plainCanonical(s string) bool {
 	}
 	if i == 0 || rest[i-1] == '.' {
 		return false
+	}
+	if host := rest[:i]; endsInNumber(host) {
+		// Only an address in dotted-decimal form (four parts, no leading
+		// zeros, as ParseAddr takes it) is in key form.
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is4() {
+			return false
+		}
 	}
 	if i < len(rest) && rest[i] == ':' {
 		j := i + 1
@@ -313,7 +323,89 @@ func hostForm(u *url.URL) (string, bool) {
 	if !isASCII(lower) {
 		return unicodeHostForm(lower)
 	}
+	if endsInNumber(lower) {
+		// An address, in one of its many spellings, or no valid host.
+		return ipv4Form(lower)
+	}
 	return escapeHost(lower)
+}
+
+// endsInNumber reports whether the last label of the ASCII host name
+// host is a number, decimal or hexadecimal: WHATWG URL parsers then read
+// the host as an IPv4 address or refuse it.
+func endsInNumber(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(last, "0x") {
+		last = last[2:]
+		return strings.IndexFunc(last, func(r rune) bool { return !isHex(byte(r)) || r >= 0x80 }) < 0
+	}
+	return strings.IndexFunc(last, func(r rune) bool { return r < '0' || r > '9' }) < 0
+}
+
+// ipv4Form writes the lower-case host name host, which ends in a number,
+// as the dotted-decimal address WHATWG URL parsers (and inet_aton) read
+// it as: one to four parts, each decimal, octal (a leading 0) or
+// hexadecimal (0x), the last filling the bytes the others leave. It
+// reports false for a host they refuse.
+func ipv4Form(host string) (string, bool) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return "", false
+	}
+	var nums [4]uint64
+	for i, p := range parts {
+		n, ok := ipv4Number(p)
+		if !ok || i < len(parts)-1 && n > 255 {
+			return "", false
+		}
+		nums[i] = n
+	}
+	last := len(parts) - 1
+	if nums[last] >= 1<<(8*(5-len(parts))) {
+		return "", false
+	}
+	addr := nums[last]
+	for i := range last {
+		addr += nums[i] << (8 * (3 - i))
+	}
+	return netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}).String(), true
+}
+
+// ipv4Number reads one part of an IPv4 address as WHATWG URL parsers do.
+func ipv4Number(p string) (uint64, bool) {
+	base := 10
+	switch {
+	case strings.HasPrefix(p, "0x"):
+		p, base = p[2:], 16
+		if p == "" {
+			return 0, true
+		}
+	case len(p) > 1 && p[0] == '0':
+		p, base = p[1:], 8
+	case p == "":
+		return 0, false
+	}
+	if len(p) > 12 {
+		return 0, false // past any address, and past overflow
+	}
+	var n uint64
+	for i := 0; i < len(p); i++ {
+		d := uint64(16)
+		switch c := p[i]; {
+		case '0' <= c && c <= '9':
+			d = uint64(c - '0')
+		case 'a' <= c && c <= 'f':
+			d = uint64(c-'a') + 10
+		}
+		if d >= uint64(base) {
+			return 0, false
+		}
+		n = n*uint64(base) + d
+	}
+	return n, true
 }
 
 func dotOrBlank(r rune) bool { return r == '.' || invisibleOrSpace(r) }
