@@ -94,3 +94,17 @@ func TestNestedNeverBesideValidBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnURIWithEmptyParts pins that a block's own uri with nothing after
+// its scheme, or an empty query or fragment, withholds nothing of its name
+// for the empty parts: an empty part matched everywhere, and the label
+// was rewritten without end.
+func TestOwnURIWithEmptyParts(t *testing.T) {
+	for _, uri := range []string{"https://", "https://?", "https://h.example/?#", "x://@"} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+uri+`","name":"take.wav"}`), convert.Source{Server: "s", Tool: "t"})
+		if h := ct.History(); !strings.Contains(h, `"take.wav"`) {
+			t.Errorf("uri %q: history %q; want the name whole", uri, h)
+		}
+	}
+}

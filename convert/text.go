@@ -346,8 +346,8 @@ func withoutOwn(s, own string) string {
 	parts, n := ownParts(own)
 	var ls, lown string // s and own lower-cased, once one is needed
 	for _, p := range parts[:n] {
-		if p.end-p.start > len(s) {
-			continue
+		if p.end == p.start || p.end-p.start > len(s) {
+			continue // an empty part is no part of the uri to withhold
 		}
 		if lown == "" {
 			ls, lown = uriform.LowerASCII(s), uriform.LowerASCII(own)
