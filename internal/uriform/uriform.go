@@ -320,14 +320,23 @@ func hostForm(u *url.URL) (string, bool) {
 	// up as different hosts. unicodeHostForm takes the name the client
 	// looks up.
 	lower := LowerASCII(name)
-	if !isASCII(lower) {
-		return unicodeHostForm(lower)
+	var host string
+	var ok bool
+	if isASCII(lower) {
+		host, ok = escapeHost(lower)
+	} else {
+		host, ok = unicodeHostForm(lower)
 	}
-	if endsInNumber(lower) {
-		// An address, in one of its many spellings, or no valid host.
-		return ipv4Form(lower)
+	if ok && endsInNumber(host) {
+		// An address, in one of its many spellings (the name a Unicode
+		// one maps to included). A name the browsers' parsers refuse as
+		// one is keyed as any other name, as an HTTP client may still
+		// look it up.
+		if addr, isAddr := ipv4Form(host); isAddr {
+			return addr, true
+		}
 	}
-	return escapeHost(lower)
+	return host, ok
 }
 
 // endsInNumber reports whether the last label of the ASCII host name
@@ -349,7 +358,7 @@ func endsInNumber(host string) bool {
 // as the dotted-decimal address WHATWG URL parsers (and inet_aton) read
 // it as: one to four parts, each decimal, octal (a leading 0) or
 // hexadecimal (0x), the last filling the bytes the others leave. It
-// reports false for a host they refuse.
+// reports false for a host they refuse as an address.
 func ipv4Form(host string) (string, bool) {
 	parts := strings.Split(host, ".")
 	if len(parts) > 4 {
