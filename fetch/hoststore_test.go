@@ -533,6 +533,19 @@ func (p *slowFirstPending) Write(b []byte) (int, error) {
 	return p.Pending.Write(b)
 }
 
+// stallingPayload is size bytes of a wav and a handler that sends them,
+// then sends nothing more until the request ends.
+func stallingPayload(size int) ([]byte, http.HandlerFunc) {
+	payload := make([]byte, size)
+	copy(payload, wavBody)
+	return payload, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(payload)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	}
+}
+
 // TestHostStoreMarkStopsQueuedWrites pins F18 ("stops a download at its
 // next chunk once marked") on the writing side, with a host-only store: of
 // a copy going to the shared store, no chunk that waits for the store
@@ -540,14 +553,7 @@ func (p *slowFirstPending) Write(b []byte) (int, error) {
 // answered at once, though the server sends nothing more.
 func TestHostStoreMarkStopsQueuedWrites(t *testing.T) {
 	const chunk = 4 << 10
-	payload := make([]byte, 6*chunk)
-	copy(payload, wavBody)
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "audio/wav")
-		w.Write(payload)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the rest never comes
-	}
+	payload, handler := stallingPayload(6 * chunk)
 	shared := &slowFirstWrite{MemoryStore: NewMemoryStore(), entered: make(chan struct{}), open: make(chan struct{})}
 	e := newEnv(t, handler, withHostStore(NewMemoryStore()), withStore(shared), withConfig(func(c *Config) { c.ChunkSize = chunk }))
 	e.rec = e.ref(serverName, blk(""))
@@ -624,14 +630,7 @@ func (p *meterWrites) Write(b []byte) (int, error) {
 // without waiting for the server.
 func TestHostStoreMarkWhileWriterIdle(t *testing.T) {
 	const chunk = 4 << 10
-	payload := make([]byte, 6*chunk)
-	copy(payload, wavBody)
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "audio/wav")
-		w.Write(payload)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the rest never comes
-	}
+	payload, handler := stallingPayload(6 * chunk)
 	sharedDir := t.TempDir()
 	shared, err := NewDirStore(sharedDir)
 	if err != nil {
