@@ -66,3 +66,56 @@ func TestSaveMarkedAppliesLearnedMark(t *testing.T) {
 		t.Errorf("the Remover was asked to remove %q; want nothing", rm.paths)
 	}
 }
+
+// TestWithdrawSparesTheNamedPath pins N3 where a store names each copy of
+// a record by the record alone, so a copy saved again takes the earlier
+// one's path: withdrawing the earlier copy, as applying a mark does, must
+// not remove the file the record now names. SaveMarked applying a
+// just-learned mark meets it directly, and a mark's withdrawal that
+// reaches the Remover after a new copy was saved at the path meets it too.
+func TestWithdrawSparesTheNamedPath(t *testing.T) {
+	ctx := context.Background()
+	const uri = "https://files.example/take.wav?sig=secret"
+	t.Run("SaveMarked", func(t *testing.T) {
+		store := NewMemoryMarks(0)
+		rm := &pathRemover{}
+		g, err := New(Config{Marks: store, Remover: rm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
+		path := "/shared/" + e.ID + ".wav"
+		if err := g.Save(e.ID, convert.Copy{Path: path, Bytes: 1}, convert.Testimony{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		key := g.byID[e.ID].key
+		if err := store.Mark(ctx, storeKey(key), "b"); err != nil {
+			t.Fatal(err)
+		}
+		g.local.mark(key, learned)
+		if err := g.SaveMarked(e.ID, convert.Copy{Path: path, Bytes: 2}, convert.Testimony{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		if rec, _ := g.Lookup(e.ID); rec.Copy == nil || rec.Copy.Path != path || len(rm.paths) != 0 {
+			t.Errorf("record names %+v; the Remover was asked to remove %q; want the new copy named and kept", rec.Copy, rm.paths)
+		}
+	})
+	t.Run("late removal", func(t *testing.T) {
+		rm := &pathRemover{}
+		g, err := New(Config{Remover: rm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
+		path := "/shared/" + e.ID + ".wav"
+		// The copy a mark withdrew, whose removal comes after the record
+		// took a new copy at the same path.
+		if err := g.SaveMarked(e.ID, convert.Copy{Path: path, Bytes: 2}, convert.Testimony{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		g.afterWithdraw(ctx, e.ID, &convert.Copy{Path: path, Bytes: 1})
+		if len(rm.paths) != 0 {
+			t.Errorf("the Remover was asked to remove %q, which the record names", rm.paths)
+		}
+	})
+}

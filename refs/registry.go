@@ -513,6 +513,13 @@ func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 // removeWithdrawn removes the copy at path a never mark withdrew from
 // record id with the host's Remover, or logs where it stays without one.
 func (g *Registry) removeWithdrawn(ctx context.Context, id, path string) {
+	if g.names(id, path) {
+		// A store that names copies by their record put the record's
+		// new copy at the withdrawn one's path: the file is the new copy.
+		g.log.Info("refs: a withdrawn copy's path now holds the reference's new copy, which stays",
+			"ref", id, "path", path)
+		return
+	}
 	if g.remover == nil {
 		g.log.Warn("refs: a copy saved before the never mark is no longer named, but stays in storage",
 			"ref", id, "path", path)
@@ -524,6 +531,14 @@ func (g *Registry) removeWithdrawn(ctx context.Context, id, path string) {
 		return
 	}
 	g.log.Info("refs: removed a copy a never mark withdrew", "ref", id, "path", path)
+}
+
+// names reports whether the record id names a copy at path.
+func (g *Registry) names(id, path string) bool {
+	g.lock()
+	defer g.mu.Unlock()
+	r := g.byID[id]
+	return r != nil && r.copy != nil && r.copy.Path == path
 }
 
 // storeMarked asks the mark store about key, failing closed: an error
