@@ -146,6 +146,10 @@ func TestBareReadingsBounded(t *testing.T) {
 		"encoded-long":  "https%3A%2F%2Fh.example%2F" + strings.Repeat("%41", 5000) + " ",
 		"encoded-twice": "https%253A%252F%252Fh.example%252F" + strings.Repeat("a%2526", 2000) + " ",
 		"html-refs":     "https://h.example/" + strings.Repeat("a&amp;", 1500) + marks + " ",
+		// Slashes escaped three deep with a reference after each, and
+		// encoded uris glued one after another, each with every mark.
+		"escaped-refs":       "https://h.example/" + strings.Repeat(`a\\\\\\\/&amp;`, 1200) + " ",
+		"glued-encoded-long": "x%3A%2F%2F" + strings.Repeat("p", 900) + ".a,b;c:d!e?f*g_h|i(j)k[l]m{n}o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e",
 	} {
 		cheap := name == "escaped" || strings.HasPrefix(name, "other-") || strings.HasPrefix(name, "encoded-")
 		t.Run(name, func(t *testing.T) {

@@ -55,9 +55,11 @@
 // stays as written. A uri written with the escapes JSON encoders write,
 // or with the character references an HTML or XML writer puts for "&",
 // quotes and angle brackets, is read as what they decode to; so is a uri
-// percent-encoded once or twice, as one url is written into another's
-// query, which is recognized by its encoded "://" and ends at white
-// space, a quote, an angle bracket, an "&" or a "#". A uri that holds white space, a quote, an
+// percent-encoded up to three times over, as one url is written into
+// another's query, which is recognized by its "://" encoded in whole or
+// in part and ends at white space, a quote, an angle bracket, an "&" or a
+// "#", or, once decoded, at what ends a uri written plainly or a "+". A
+// uri that holds white space, a quote, an
 // angle bracket, a backslash that looks like such an escape, or another
 // URL, or that starts with more than a scheme before its "://" (as
 // "jar:https://" does), is recognized in a text only as

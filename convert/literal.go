@@ -198,9 +198,17 @@ func mergeSpans(a, b []uriSpan) []uriSpan {
 	return out
 }
 
+// mergeListMax is how many readings a merged span looks through as a
+// list before it keeps a set of them.
+const mergeListMax = 64
+
 // merged is one span over members, which overlap, ending at end.
 func merged(members []uriSpan, end int) uriSpan {
 	g := uriSpan{start: members[0].start, end: end, bare: true}
+	// seen holds the readings kept, once they are many: a group of
+	// thousands of glued uris has as many readings, and looking each up
+	// in the list took time growing with their square.
+	var seen map[string]bool
 	for _, m := range members {
 		if !m.bare && !m.rest && m.start == g.start && m.end == end {
 			g.bare = false
@@ -217,11 +225,27 @@ func merged(members []uriSpan, end int) uriSpan {
 				// read the same uri as written.
 				continue
 			}
-			if g.uri == "" {
+			switch {
+			case g.uri == "":
 				g.uri, g.key = u, key
-			} else if u != g.uri && !slices.Contains(g.alts, u) {
-				g.alts = append(g.alts, u)
-				g.altKeys = append(g.altKeys, key)
+			case u == g.uri:
+			case seen == nil && len(g.alts) < mergeListMax:
+				if !slices.Contains(g.alts, u) {
+					g.alts = append(g.alts, u)
+					g.altKeys = append(g.altKeys, key)
+				}
+			default:
+				if seen == nil {
+					seen = make(map[string]bool, 2*len(g.alts))
+					for _, a := range g.alts {
+						seen[a] = true
+					}
+				}
+				if !seen[u] {
+					seen[u] = true
+					g.alts = append(g.alts, u)
+					g.altKeys = append(g.altKeys, key)
+				}
 			}
 		}
 	}

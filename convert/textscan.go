@@ -189,94 +189,202 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 	return mergeSpans(spans, bare)
 }
 
-// encodedSeps are "://" percent-encoded, as a url is written into another
-// url's query (a redirect target), once or twice over, with the escapes in
-// either letter case.
-var encodedSeps = [...]string{"%3A%2F%2F", "%3a%2f%2f", "%253A%252F%252F", "%253a%252f%252f"}
+// encodedSepMax bounds how many times over encodedSep takes a separator
+// to be percent-encoded: a url in a redirect target's query, itself in
+// another's, is three deep.
+const encodedSepMax = 3
+
+// encodedChar reads at offset j of s the character whose two hexadecimal
+// digits are hex, percent-encoded once ("%3A"), twice ("%253A") or up to
+// encodedSepMax times, the digits in either letter case; or the raw
+// character c when raw is set. It returns the offset after it and how
+// many times over it was encoded, or -1.
+func encodedChar(s string, j int, c byte, hex string, raw bool) (end, depth int) {
+	if j < len(s) && s[j] == c {
+		if raw {
+			return j + 1, 0
+		}
+		return -1, 0
+	}
+	if j >= len(s) || s[j] != '%' {
+		return -1, 0
+	}
+	j++
+	for depth = 1; depth <= encodedSepMax; depth++ {
+		if j+2 <= len(s) && strings.EqualFold(s[j:j+2], hex) {
+			return j + 2, depth
+		}
+		if j+2 > len(s) || s[j:j+2] != "25" {
+			return -1, 0
+		}
+		j += 2 // "%25" is an encoded "%": the digits follow
+	}
+	return -1, 0
+}
+
+// encodedSep reports the percent-encoded "://" at offset i of s, where
+// s[i] is a "%": one whose ":" is encoded there, or whose ":" is raw just
+// before i and whose first "/" is encoded there. Each of its three
+// characters is raw or encoded (see encodedChar), one at least encoded.
+// It returns where it starts, its length and how many times over it was
+// encoded (the most of its characters); a length of 0 for none.
+func encodedSep(s string, i int) (start, n, depth int) {
+	j, d := encodedChar(s, i, ':', "3a", false)
+	start = i
+	if j < 0 {
+		if i == 0 || s[i-1] != ':' {
+			return 0, 0, 0
+		}
+		j, start = i, i-1
+	}
+	depth = d
+	for range 2 {
+		if j, d = encodedChar(s, j, '/', "2f", true); j < 0 {
+			return 0, 0, 0
+		}
+		depth = max(depth, d)
+	}
+	return start, j - start, depth
+}
 
 // encodedURIs returns a bare span for each uri the text writes
 // percent-encoded within its first textScanMax bytes, scan (see
-// encodedSeps): from its scheme up to white space, a quote, a backtick,
+// encodedSep): from its scheme up to white space, a quote, a backtick,
 // an angle bracket, an "&" or a "#", which end a query parameter's value,
 // or the next such separator. Its readings are those of the uri it
-// decodes to (twice, for one encoded twice); the views then withhold the
-// span, and the uri around it, where one of them is a never uri. Spans are
-// kept while the budget left allows; past it a last span covers the rest
-// of text from there, as withBareURIs does.
+// decodes to, decoded as many times as its separator was encoded and
+// ended at what ends a bare uri, with a cut at each "+" (a form's
+// encoded space) besides; the views then withhold the span, and the uri
+// around it, where one of them is a never uri. Spans are kept while the
+// budget left allows, and for the first textObjectMax separators; past
+// either, a last span covers the rest of text from there, as
+// withBareURIs does.
 func encodedURIs(text, scan string, left *readingBudget) []uriSpan {
-	if !strings.Contains(scan, "%") {
-		return nil
-	}
-	// ks are where the separators start, in order, up to over: the first
-	// of a kind past the textObjectMax of it that are read.
-	var ks []int
-	over := len(scan)
-	for _, sep := range encodedSeps {
-		for from, n := 0, 0; ; n++ {
-			i := strings.Index(scan[from:over], sep)
-			if i < 0 {
-				break
-			}
-			if n == textObjectMax {
-				over = from + i
-				break
-			}
-			ks = append(ks, from+i)
-			from += i + len(sep)
-		}
-	}
-	slices.Sort(ks)
-	if n, _ := slices.BinarySearch(ks, over); n < len(ks) {
-		ks = ks[:n]
-	}
 	var out []uriSpan
+	k, n, depth := nextEncodedSep(scan, 0)
 	prev := 0 // a scheme starts no earlier than the previous separator
-	for n, k := range ks {
-		start := schemeStart(scan, k, prev)
-		prev = k + 1
-		if start == k {
-			continue
-		}
-		if !left.open() {
+	for read := 0; n > 0; read++ {
+		start := encodedSchemeStart(scan, k, prev)
+		if read == textObjectMax || start < k && !left.open() {
+			// More separators than are read, or no budget left: the
+			// rest, from here, counts as unchecked.
 			return append(out, restSpan(text, start))
 		}
-		limit := min(len(scan), start+encodedMax)
-		if n+1 < len(ks) {
-			limit = min(limit, ks[n+1])
+		prev = k + n
+		nk, nn, ndepth := nextEncodedSep(scan, k+n)
+		if start < k {
+			limit := min(len(scan), start+encodedMax)
+			if nn > 0 {
+				limit = min(limit, nk)
+			}
+			sp, ok, spent := encodedSpan(scan, start, k+n, limit, depth, left)
+			if spent {
+				return append(out, restSpan(text, start))
+			}
+			if ok {
+				out = append(out, sp)
+			}
 		}
-		end := k + 1
-		for end < limit && strings.IndexByte(" \t\n\r\v\f\"'`<>&#", scan[end]) < 0 {
-			end++
-		}
-		uri, ok := percentDecoded(scan[start:end])
-		if ok && strings.Contains(uri, "%3") {
-			uri, ok = percentDecoded(uri) // encoded twice
-		}
-		uk := strings.Index(uri, "://")
-		if !ok || uk <= 0 || len(uri) > maxURIBytes {
-			continue
-		}
-		alts, _ := bareReadings(uri, uk, nil)
-		if !left.take(1 + len(alts)) {
-			return append(out, restSpan(text, start))
-		}
-		sp := uriSpan{start: start, end: end, uri: uri, key: left.key(uri), bare: true, alts: alts}
-		for _, alt := range alts {
-			sp.altKeys = append(sp.altKeys, left.key(alt))
-		}
-		out = append(out, sp)
-	}
-	if over < len(scan) {
-		// More uris than are read: the rest, from the first not read,
-		// counts as unchecked.
-		out = append(out, restSpan(text, schemeStart(scan, over, prev)))
+		k, n, depth = nk, nn, ndepth
 	}
 	return out
 }
 
+// nextEncodedSep returns the first encoded separator of s at or after
+// from (see encodedSep), or a length of 0.
+func nextEncodedSep(s string, from int) (k, n, depth int) {
+	for i := nextPercent(s, from); i >= 0; i = nextPercent(s, i+1) {
+		if k, n, depth = encodedSep(s, i); n > 0 && k >= from {
+			return k, n, depth
+		}
+	}
+	return 0, 0, 0
+}
+
+// encodedSpan reads the encoded uri of scan that starts at start and
+// whose separator ends at sepEnd, up to limit: ok reports a span kept,
+// spent that the budget could not take its readings.
+func encodedSpan(scan string, start, sepEnd, limit, depth int, left *readingBudget) (sp uriSpan, ok, spent bool) {
+	end := sepEnd
+	for end < limit && strings.IndexByte(" \t\n\r\v\f\"'`<>&#", scan[end]) < 0 {
+		end++
+	}
+	uri := scan[start:end]
+	for range depth {
+		if uri, ok = percentDecoded(uri); !ok {
+			return uriSpan{}, false, false
+		}
+	}
+	uk := strings.Index(uri, "://")
+	if uk <= 0 {
+		return uriSpan{}, false, false
+	}
+	if e, _, _ := bareEnd(uri, uk+len("://")); e < len(uri) {
+		uri = uri[:e] // an encoded space, quote or angle bracket
+	}
+	if len(uri) > maxURIBytes {
+		return uriSpan{}, false, false
+	}
+	alts, _ := bareReadings(uri, uk, plusCuts(uri, uk))
+	if !left.take(1 + len(alts)) {
+		return uriSpan{}, false, true
+	}
+	sp = uriSpan{start: start, end: end, uri: uri, key: left.key(uri), bare: true, alts: alts}
+	for _, alt := range alts {
+		sp.altKeys = append(sp.altKeys, left.key(alt))
+	}
+	return sp, true, false
+}
+
+// nextPercent is the offset of the next "%" of s at or after i, or -1.
+func nextPercent(s string, i int) int {
+	if j := strings.IndexByte(s[i:], '%'); j >= 0 {
+		return i + j
+	}
+	return -1
+}
+
+// encodedSchemeStart is schemeStart for an encoded separator at k: a run
+// of scheme characters right after a "%" begins with that escape's
+// digits ("%3Dwss" is an encoded "=" before "wss"), which are no part of
+// the scheme.
+func encodedSchemeStart(s string, k, from int) int {
+	start := schemeStart(s, k, from)
+	if start == 0 || s[start-1] != '%' {
+		return start
+	}
+	j := start
+	for j+2 <= k && s[j:j+2] == "25" {
+		j += 2
+	}
+	if j+2 <= k && hexDigit(s[j]) >= 0 && hexDigit(s[j+1]) >= 0 {
+		return j + 2
+	}
+	return start
+}
+
+// plusCuts returns where the decoded uri u, whose "://" is at offset k,
+// may end at a "+" that a form wrote for a space: the first and the last
+// few.
+func plusCuts(u string, k int) []int {
+	var cuts []int
+	for p := k + len("://"); p < len(u) && len(cuts) < bareFirstCuts; p++ {
+		if u[p] == '+' {
+			cuts = append(cuts, p)
+		}
+	}
+	for p, n := len(u)-1, 0; p > k+len("://") && n < bareFirstCuts; p-- {
+		if u[p] == '+' && !slices.Contains(cuts, p) {
+			cuts = append(cuts, p)
+			n++
+		}
+	}
+	return cuts
+}
+
 // encodedMax bounds the bytes of an encoded uri encodedURIs reads: a
-// never names no longer one, encoded twice (five bytes a byte).
-const encodedMax = 5 * maxURIBytes
+// never names no longer one, encoded three times (seven bytes a byte).
+const encodedMax = 7 * maxURIBytes
 
 // percentDecoded returns s with each "%" and two hexadecimal digits
 // decoded; ok is false when s holds none, or decodes to bytes that are
@@ -650,13 +758,17 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 	raw = len(s0) < len(u) || !levels[0].decodes[len(ends)-1] || !encoderEscaped(u)
 	// A uri written into HTML or XML has its "&" (and any quote or angle
 	// bracket) written as a character reference: the longest reading of
-	// each level is read decoded as well, with the decoded text's own
-	// cuts, which are substrings of it and cost nothing more to make.
-	for _, l := range levels {
-		if l.s == "" {
-			continue
+	// the raw level and of the most decoded one is read decoded as well,
+	// up to what ends a bare uri, with the decoded text's own cuts, which
+	// are substrings of it and cost nothing more to make.
+	for x, l := range levels {
+		if l.s == "" || x > 0 && x < len(levels)-1 {
+			continue // the raw level and the most decoded one only
 		}
 		if d, ok := htmlUnescaped(l.s); ok && len(d) > k && strings.HasPrefix(d[k:], "://") {
+			if e, _, _ := bareEnd(d, k+len("://")); e < len(d) {
+				d = d[:e] // a quote or an angle bracket written as a reference
+			}
 			add(d, k)
 			for _, c := range bareCuts(d, k) {
 				add(d[:c], k)
