@@ -27,15 +27,15 @@ func everyView(t *testing.T, ct *convert.Content) string {
 // stays.
 func TestNameRepeatsPartOfOwnURI(t *testing.T) {
 	const (
-		uri    = "https://user:PASS-SECRET@vault.example/renders/take.wav?sig=QUERY-SECRET#FRAG-SECRET"
+		uri    = "https://user:PASS-SECRET@vault.example/renders/take.wav?sig=QUERY-SECRET#FRAG-SECRET-0123456789abcdefgh"
 		secret = "SECRET"
 	)
 	names := []string{
 		"take.wav?sig=QUERY-SECRET",
 		"take.wav?SIG=query-secret",
-		"vault.example/renders/take.wav?sig=QUERY-SECRET#FRAG-SECRET",
+		"vault.example/renders/take.wav?sig=QUERY-SECRET#FRAG-SECRET-0123456789abcdefgh",
 		"user:PASS-SECRET's take",
-		"take.wav#FRAG-SECRET",
+		"take.wav#FRAG-SECRET-0123456789abcdefgh",
 	}
 	for _, name := range names {
 		for _, never := range []string{``, `,"disposition":"never"`} {
@@ -105,6 +105,26 @@ func TestOwnURIWithEmptyParts(t *testing.T) {
 		ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+uri+`","name":"take.wav"}`), convert.Source{Server: "s", Tool: "t"})
 		if h := ct.History(); !strings.Contains(h, `"take.wav"`) {
 			t.Errorf("uri %q: history %q; want the name whole", uri, h)
+		}
+	}
+}
+
+// TestNameKeepsOrdinaryWordsOfOwnURI pins the other side of
+// TestNameRepeatsPartOfOwnURI: parts of the own uri that carry no
+// credential (a fragment naming a section, a user name alone, a bare
+// host) do not cut ordinary words out of a name.
+func TestNameKeepsOrdinaryWordsOfOwnURI(t *testing.T) {
+	for uri, name := range map[string]string{
+		"https://docs.example/json.html#json.dumps": "json.dumps",
+		"https://docs.example/guide#authentication": "Authentication",
+		"ftp://anonymous@files.example/pub/README":  "README (anonymous)",
+		"https://example.com":                       "Example.com home page",
+		"https://example.com/":                      "Example.com home page",
+	} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+uri+`","name":"`+name+`"}`), convert.Source{Server: "s", Tool: "t"})
+		if h := ct.History(); !strings.Contains(h, `"`+name+`"`) {
+			t.Errorf("uri %q: history %q; want the name %q whole", uri, h, name)
 		}
 	}
 }

@@ -333,11 +333,15 @@ func withoutURIs(s, own string) string {
 	return s[:schemeStart(s, i, 0)] + uriWithheldLabel
 }
 
-// secretMin is the shortest query, user information or fragment of a
-// block's own uri that [withoutURIs] looks for on its own: shorter ones
-// carry no credential worth the name, and would cut ordinary words out
-// of labels.
-const secretMin = 6
+// secretMin is the shortest query of a block's own uri that
+// [withoutURIs] looks for on its own, and plainPartMax the longest user
+// information without a password, or fragment without a "=", that it
+// leaves: shorter queries carry no credential worth the name, and a user
+// name or a section's name is often a word a name holds too.
+const (
+	secretMin    = 6
+	plainPartMax = 24
+)
 
 // withoutOwn replaces in the label s, ASCII letter case ignored, each
 // part of the uri own that shows a credential it may carry (see
@@ -364,10 +368,12 @@ type span struct{ start, end int }
 
 // ownParts returns the parts of the uri own that a label may repeat and
 // that show a credential it may carry, the whole before its parts: own
-// itself, own without its scheme, and its user information, fragment and
-// query when each is at least secretMin bytes long. The path is not among
-// them: a name is often the path's last segment, and says nothing secret
-// then.
+// itself; own without its scheme, when it holds more than a host; its
+// user information, when it holds a password or is longer than
+// plainPartMax; its fragment, when it holds a "=" or is longer than
+// plainPartMax; and its query, when at least secretMin bytes long. The
+// path is not among them: a name is often the path's last segment, and
+// says nothing secret then.
 func ownParts(own string) (parts [5]span, n int) {
 	add := func(start, end int) {
 		parts[n] = span{start, end}
@@ -377,20 +383,22 @@ func ownParts(own string) (parts [5]span, n int) {
 	rest := 0 // where own's part after the scheme begins
 	if i := strings.Index(own, "://"); i >= 0 {
 		rest = i + 3
-		add(rest, len(own))
-	}
-	end := len(own) // of the query, before any fragment
-	if i := strings.IndexByte(own[rest:], '#'); i >= 0 {
-		end = rest + i
-		if len(own)-end-1 >= secretMin {
-			add(end+1, len(own))
-		}
 	}
 	authority := own[rest:]
 	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
 		authority = authority[:i]
 	}
-	if i := strings.LastIndexByte(authority, '@'); i >= secretMin {
+	if after := own[rest+len(authority):]; rest > 0 && (strings.Contains(authority, "@") || strings.Trim(after, "/") != "") {
+		add(rest, len(own))
+	}
+	end := len(own) // of the query, before any fragment
+	if i := strings.IndexByte(own[rest:], '#'); i >= 0 {
+		end = rest + i
+		if frag := own[end+1:]; strings.Contains(frag, "=") || len(frag) > plainPartMax {
+			add(end+1, len(own))
+		}
+	}
+	if i := strings.LastIndexByte(authority, '@'); i > 0 && (strings.Contains(authority[:i], ":") || i > plainPartMax) {
 		add(rest, rest+i)
 	}
 	if i := strings.IndexByte(own[rest:end], '?'); i >= 0 && end-(rest+i+1) >= secretMin {
