@@ -61,6 +61,8 @@ func TestRespellingsShareOneKey(t *testing.T) {
 				"http://012.0.0.01/take.wav",
 				"http://0x0a000001/take.wav",
 				"http://10.0.0.1./take.wav",
+				"http://0x00000000000000a.0.0.1/take.wav",
+				"http://0000000000000000012.0.0.1/take.wav",
 			},
 		},
 		{

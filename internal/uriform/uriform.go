@@ -397,7 +397,8 @@ func ipv4Number(p string) (uint64, bool) {
 	case p == "":
 		return 0, false
 	}
-	if len(p) > 12 {
+	// Leading zeros add nothing (WHATWG parsers take any number of them).
+	if p = strings.TrimLeft(p, "0"); len(p) > 12 {
 		return 0, false // past any address, and past overflow
 	}
 	var n uint64
