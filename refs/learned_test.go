@@ -21,6 +21,43 @@ func (r *pathRemover) Remove(_ context.Context, path string) error {
 	return nil
 }
 
+// learnedURI is the uri of the learned-mark tests.
+const learnedURI = "https://files.example/take.wav?sig=secret"
+
+// registered returns a registry with a mark store and a pathRemover, and
+// the entry it made for learnedURI from server "a". With saved set, the
+// record first takes a copy at path(id). With learn set, the store then
+// marks the uri, and the registry's memory holds the mark without the
+// record carrying it: the state between the two steps of learning a mark,
+// as another goroutine's Marked or Register leaves it for a moment.
+func registered(t *testing.T, path func(id string) string, learn bool) (*Registry, *pathRemover, convert.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	store := NewMemoryMarks(0)
+	rm := &pathRemover{}
+	g, err := New(Config{Marks: store, Remover: rm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: learnedURI}, Server: "a"})
+	if path != nil {
+		if err := g.Save(e.ID, convert.Copy{Path: path(e.ID), Bytes: 1}, convert.Testimony{URI: learnedURI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if learn {
+		key := g.byID[e.ID].key
+		if err := store.Mark(ctx, storeKey(key), "b"); err != nil {
+			t.Fatal(err)
+		}
+		g.local.mark(key, learned)
+		if !g.MarkedHere(learnedURI) {
+			t.Fatal("the learned mark is not seen")
+		}
+	}
+	return g, rm, e
+}
+
 // TestSaveMarkedAppliesLearnedMark pins N3 and F18 across the moment a
 // mark read from the mark store is learned: the registry remembers the
 // mark before it withdraws the record's copy. A copy saved with SaveMarked
@@ -30,24 +67,8 @@ func (r *pathRemover) Remove(_ context.Context, path string) error {
 // mark first, so the record is marked when the copy lands on it.
 func TestSaveMarkedAppliesLearnedMark(t *testing.T) {
 	ctx := context.Background()
-	const uri = "https://files.example/take.wav?sig=secret"
-	store := NewMemoryMarks(0)
-	rm := &pathRemover{}
-	g, err := New(Config{Marks: store, Remover: rm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
-	key := g.byID[e.ID].key
-	if err := store.Mark(ctx, storeKey(key), "b"); err != nil {
-		t.Fatal(err)
-	}
-	// The state between the two steps of learning a mark, as another
-	// goroutine's Marked or Register leaves it for a moment.
-	g.local.mark(key, learned)
-	if !g.MarkedHere(uri) {
-		t.Fatal("the learned mark is not seen")
-	}
+	const uri = learnedURI
+	g, rm, e := registered(t, nil, true)
 
 	host := convert.Copy{Path: "/host-only/" + e.ID + ".wav", Bytes: 1}
 	if err := g.SaveMarked(e.ID, host, convert.Testimony{URI: uri}); err != nil {
@@ -75,24 +96,11 @@ func TestSaveMarkedAppliesLearnedMark(t *testing.T) {
 // reaches the Remover after a new copy was saved at the path meets it too.
 func TestWithdrawSparesTheNamedPath(t *testing.T) {
 	ctx := context.Background()
-	const uri = "https://files.example/take.wav?sig=secret"
+	const uri = learnedURI
 	t.Run("SaveMarked", func(t *testing.T) {
-		store := NewMemoryMarks(0)
-		rm := &pathRemover{}
-		g, err := New(Config{Marks: store, Remover: rm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
-		path := "/shared/" + e.ID + ".wav"
-		if err := g.Save(e.ID, convert.Copy{Path: path, Bytes: 1}, convert.Testimony{URI: uri}); err != nil {
-			t.Fatal(err)
-		}
-		key := g.byID[e.ID].key
-		if err := store.Mark(ctx, storeKey(key), "b"); err != nil {
-			t.Fatal(err)
-		}
-		g.local.mark(key, learned)
+		shared := func(id string) string { return "/shared/" + id + ".wav" }
+		g, rm, e := registered(t, shared, true)
+		path := shared(e.ID)
 		if err := g.SaveMarked(e.ID, convert.Copy{Path: path, Bytes: 2}, convert.Testimony{URI: uri}); err != nil {
 			t.Fatal(err)
 		}
@@ -101,12 +109,7 @@ func TestWithdrawSparesTheNamedPath(t *testing.T) {
 		}
 	})
 	t.Run("late removal", func(t *testing.T) {
-		rm := &pathRemover{}
-		g, err := New(Config{Remover: rm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := g.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uri}, Server: "a"})
+		g, rm, e := registered(t, nil, false)
 		path := "/shared/" + e.ID + ".wav"
 		// The copy a mark withdrew, whose removal comes after the record
 		// took a new copy at the same path.
