@@ -148,8 +148,9 @@ func TestBareReadingsBounded(t *testing.T) {
 		"html-refs":     "https://h.example/" + strings.Repeat("a&amp;", 1500) + marks + " ",
 		// Slashes escaped three deep with a reference after each, and
 		// encoded uris glued one after another, each with every mark.
-		"escaped-refs":       "https://h.example/" + strings.Repeat(`a\\\\\\\/&amp;`, 1200) + " ",
-		"glued-encoded-long": "x%3A%2F%2F" + strings.Repeat("p", 900) + ".a,b;c:d!e?f*g_h|i(j)k[l]m{n}o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e",
+		"escaped-refs":        "https://h.example/" + strings.Repeat(`a\\\\\\\/&amp;`, 1200) + " ",
+		"encoded-thrice-long": "x%25253A%2F%2F" + strings.Repeat("a", 32765) + " ",
+		"glued-encoded-long":  "x%3A%2F%2F" + strings.Repeat("p", 900) + ".a,b;c:d!e?f*g_h|i(j)k[l]m{n}o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e",
 	} {
 		cheap := name == "escaped" || strings.HasPrefix(name, "other-") || strings.HasPrefix(name, "encoded-")
 		t.Run(name, func(t *testing.T) {

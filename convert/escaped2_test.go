@@ -20,6 +20,9 @@ func TestEncodedNeverURISpellings(t *testing.T) {
 		sas   = "https://acct.blob.example/c/take.wav?sv=2022-11-02&se=2026-01-01T00%3A00%3A00Z&sp=r&sig=SAS-SECRET%2Bab%3D"
 		plain = "https://vault.example/take.wav?sig=ENC-SECRET"
 		wss   = "wss://stream.example/live?token=ENC-SECRET"
+		// A never uri whose own query holds an encoded url (an OAuth
+		// authorize link): encoded, that one is encoded twice.
+		nested = "https://auth.example/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fcb&code=ENC-SECRET"
 	)
 	q := url.QueryEscape
 	member, _ := json.Marshal(map[string]string{"u": plain})
@@ -37,6 +40,11 @@ func TestEncodedNeverURISpellings(t *testing.T) {
 		{"encoded space after", plain, "mailto:?body=" + strings.ReplaceAll(q("Download at "+plain+" now"), "+", "%20")},
 		{"plus after", plain, "https://share.example/intent?text=" + q("Download at "+plain+" now")},
 		{"encoded tag", plain, "h=" + q("<a href="+plain+">x</a>")},
+		{"own encoded url, in a redirect", nested, "open https://login.example/continue?next=" + q(nested) + "&lang=en"},
+		{"own encoded url, alone", nested, "uri=" + q(nested)},
+		{"Latin-1 text after", plain, "mailto:ops@example.com?body=" + q("Download at "+plain+" f") + "%FCr+Sie"},
+		{"not UTF-8 after", plain, "next=" + q(plain) + "%FF"},
+		{"long value after", plain, "state=" + q(plain+"|"+strings.Repeat("QUJD", 4200))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { withheldEverywhere(t, c.never, c.text, "SECRET") })

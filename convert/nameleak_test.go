@@ -109,6 +109,26 @@ func TestOwnURIWithEmptyParts(t *testing.T) {
 	}
 }
 
+// TestNameRepeatsShortFragmentKey pins S2 and L1 for a share link whose
+// key is its fragment, shorter than a long token (a folder or drive link's
+// key): a name quoting the link's tail, "#" and key, shows no key.
+func TestNameRepeatsShortFragmentKey(t *testing.T) {
+	for uri, name := range map[string]string{
+		"https://share.example/folder/xT4kQb7Z#hK2pL9vQ3mN8rT5wY1zXKA":     "xT4kQb7Z#hK2pL9vQ3mN8rT5wY1zXKA",
+		"https://drive.example/urls/T9X2K4M8QR#aB3dE5gH7jK9":               "take.wav (T9X2K4M8QR#aB3dE5gH7jK9)",
+		"https://send.example/download/3f9a1c2b7d/#Zk8sW2qLx9Rt4VbN7yH3Jg": "3f9a1c2b7d/#Zk8sW2qLx9Rt4VbN7yH3Jg",
+	} {
+		key := uri[strings.IndexByte(uri, '#')+1:]
+		for _, never := range []string{``, `,"disposition":"never"`} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+uri+`","name":"`+name+`"`+never+`}`), convert.Source{Server: "s", Tool: "t"})
+			if v := everyView(t, ct); strings.Contains(v, key) {
+				t.Errorf("uri %q%s: a view shows the key %q", uri, never, key)
+			}
+		}
+	}
+}
+
 // TestNameKeepsOrdinaryWordsOfOwnURI pins the other side of
 // TestNameRepeatsPartOfOwnURI: parts of the own uri that carry no
 // credential (a fragment naming a section, a user name alone, a bare

@@ -371,7 +371,9 @@ type span struct{ start, end int }
 // itself; own without its scheme, when it holds more than a host; its
 // user information, when it holds a password or is longer than
 // plainPartMax; its fragment, when it holds a "=" or is longer than
-// plainPartMax; and its query, when at least secretMin bytes long. The
+// plainPartMax, and with the "#" before it when at least secretMin bytes
+// long (a share link's key); and its query, when at least secretMin bytes
+// long. The
 // path is not among them: a name is often the path's last segment, and
 // says nothing secret then.
 func ownParts(own string) (parts [5]span, n int) {
@@ -394,8 +396,11 @@ func ownParts(own string) (parts [5]span, n int) {
 	end := len(own) // of the query, before any fragment
 	if i := strings.IndexByte(own[rest:], '#'); i >= 0 {
 		end = rest + i
-		if frag := own[end+1:]; strings.Contains(frag, "=") || len(frag) > plainPartMax {
+		switch frag := own[end+1:]; {
+		case strings.Contains(frag, "=") || len(frag) > plainPartMax:
 			add(end+1, len(own))
+		case len(frag) >= secretMin:
+			add(end, len(own)) // quoted with its "#", as a link's key
 		}
 	}
 	if i := strings.LastIndexByte(authority, '@'); i > 0 && (strings.Contains(authority[:i], ":") || i > plainPartMax) {

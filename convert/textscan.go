@@ -273,9 +273,14 @@ func encodedURIs(text, scan string, left *readingBudget) []uriSpan {
 		prev = k + n
 		nk, nn, ndepth := nextEncodedSep(scan, k+n)
 		if start < k {
+			// The uri runs on to the next separator encoded no deeper
+			// than its own: one encoded deeper is a url in its query.
 			limit := min(len(scan), start+encodedMax)
-			if nn > 0 {
-				limit = min(limit, nk)
+			for lk, ln, ld := nk, nn, ndepth; ln > 0 && lk < limit; lk, ln, ld = nextEncodedSep(scan, lk+ln) {
+				if ld <= depth {
+					limit = lk
+					break
+				}
 			}
 			sp, ok, spent := encodedSpan(scan, start, k+n, limit, depth, left)
 			if spent {
@@ -309,27 +314,22 @@ func encodedSpan(scan string, start, sepEnd, limit, depth int, left *readingBudg
 	for end < limit && strings.IndexByte(" \t\n\r\v\f\"'`<>&#", scan[end]) < 0 {
 		end++
 	}
-	uri := scan[start:end]
-	for range depth {
-		if uri, ok = percentDecoded(uri); !ok {
-			return uriSpan{}, false, false
-		}
-	}
+	uri, ok := percentDecodedN(scan[start:end], depth, maxURIBytes+1)
 	uk := strings.Index(uri, "://")
-	if uk <= 0 {
+	if !ok || uk <= 0 {
 		return uriSpan{}, false, false
 	}
 	if e, _, _ := bareEnd(uri, uk+len("://")); e < len(uri) {
 		uri = uri[:e] // an encoded space, quote or angle bracket
 	}
-	if len(uri) > maxURIBytes {
-		return uriSpan{}, false, false
-	}
 	alts, _ := bareReadings(uri, uk, plusCuts(uri, uk))
 	if !left.take(1 + len(alts)) {
 		return uriSpan{}, false, true
 	}
-	sp = uriSpan{start: start, end: end, uri: uri, key: left.key(uri), bare: true, alts: alts}
+	sp = uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
+	if len(uri) <= maxURIBytes {
+		sp.key = left.key(uri)
+	}
 	for _, alt := range alts {
 		sp.altKeys = append(sp.altKeys, left.key(alt))
 	}
@@ -386,16 +386,15 @@ func plusCuts(u string, k int) []int {
 // never names no longer one, encoded three times (seven bytes a byte).
 const encodedMax = 7 * maxURIBytes
 
-// percentDecoded returns s with each "%" and two hexadecimal digits
-// decoded; ok is false when s holds none, or decodes to bytes that are
-// not UTF-8.
-func percentDecoded(s string) (string, bool) {
-	if !strings.Contains(s, "%") {
-		return s, false
-	}
-	b := make([]byte, 0, len(s))
+// percentDecodedN returns s with each "%" and two hexadecimal digits
+// decoded, depth times over, in one buffer: at most max bytes of it, up
+// to the first byte that is not UTF-8 (text in another encoding, or
+// bytes, may follow a uri in the same value). ok is false when s holds
+// no escape.
+func percentDecodedN(s string, depth, max int) (string, bool) {
+	b := make([]byte, 0, min(len(s), max))
 	n := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s) && len(b) < max; i++ {
 		if s[i] == '%' && i+2 < len(s) && hexDigit(s[i+1]) >= 0 && hexDigit(s[i+2]) >= 0 {
 			b = append(b, byte(hexDigit(s[i+1])<<4|hexDigit(s[i+2])))
 			i += 2
@@ -404,10 +403,31 @@ func percentDecoded(s string) (string, bool) {
 		}
 		b = append(b, s[i])
 	}
-	if n == 0 || !utf8.Valid(b) {
-		return s, false
+	if n == 0 {
+		return "", false
 	}
-	return string(b), true
+	for range depth - 1 { // the further levels, decoded in place
+		j := 0
+		for i := 0; i < len(b); i++ {
+			c := b[i]
+			if c == '%' && i+2 < len(b) && hexDigit(b[i+1]) >= 0 && hexDigit(b[i+2]) >= 0 {
+				c = byte(hexDigit(b[i+1])<<4 | hexDigit(b[i+2]))
+				i += 2
+			}
+			b[j] = c
+			j++
+		}
+		b = b[:j]
+	}
+	valid := 0
+	for valid < len(b) {
+		r, size := utf8.DecodeRune(b[valid:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		valid += size
+	}
+	return string(b[:valid]), true
 }
 
 // gluedWeb returns the length of the "http" or "https" that scheme ends
