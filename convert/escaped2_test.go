@@ -19,7 +19,9 @@ func TestEncodedNeverURISpellings(t *testing.T) {
 	const (
 		sas   = "https://acct.blob.example/c/take.wav?sv=2022-11-02&se=2026-01-01T00%3A00%3A00Z&sp=r&sig=SAS-SECRET%2Bab%3D"
 		plain = "https://vault.example/take.wav?sig=ENC-SECRET"
-		wss   = "wss://stream.example/live?token=ENC-SECRET"
+		// Go's url.PathEscape leaves "&" and "=" raw.
+		presigned = "https://bucket.s3.example/take.wav?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=ENC-SECRET"
+		wss       = "wss://stream.example/live?token=ENC-SECRET"
 		// A never uri whose own query holds an encoded url (an OAuth
 		// authorize link): encoded, that one is encoded twice.
 		nested = "https://auth.example/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fcb&code=ENC-SECRET"
@@ -31,6 +33,7 @@ func TestEncodedNeverURISpellings(t *testing.T) {
 		{"own escapes, alone", sas, "uri=" + q(sas)},
 		{"slashes raw", plain, "next=" + strings.ReplaceAll(q(plain), "%2F", "/") + " now"},
 		{"colon raw", plain, "https://share.example/s/" + url.PathEscape(plain)},
+		{"colon raw, several parameters", presigned, "get it at https://share.example/s/" + url.PathEscape(presigned) + " today"},
 		{"mixed case", plain, "next=" + strings.Replace(q(plain), "%3A%2F%2F", "%3a%2F%2f", 1)},
 		{"twice, mixed case", plain, "next=" + strings.Replace(q(q(plain)), "%253A%252F%252F", "%253a%252F%252f", 1)},
 		{"three times", plain, "next=" + q(q(q(plain)))},

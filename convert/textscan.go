@@ -282,7 +282,7 @@ func encodedURIs(text, scan string, left *readingBudget) []uriSpan {
 					break
 				}
 			}
-			sp, ok, spent := encodedSpan(scan, start, k+n, limit, depth, left)
+			sp, ok, spent := encodedSpan(scan, start, k, k+n, limit, depth, left)
 			if spent {
 				return append(out, restSpan(text, start))
 			}
@@ -307,11 +307,18 @@ func nextEncodedSep(s string, from int) (k, n, depth int) {
 }
 
 // encodedSpan reads the encoded uri of scan that starts at start and
-// whose separator ends at sepEnd, up to limit: ok reports a span kept,
+// whose separator runs from sep to sepEnd, up to limit: ok reports a span kept,
 // spent that the budget could not take its readings.
-func encodedSpan(scan string, start, sepEnd, limit, depth int, left *readingBudget) (sp uriSpan, ok, spent bool) {
+func encodedSpan(scan string, start, sep, sepEnd, limit, depth int, left *readingBudget) (sp uriSpan, ok, spent bool) {
+	// A query parameter's value ends at "&"; a uri escaped as a path
+	// segment (its ":" raw, as Go's url.PathEscape writes it) keeps its
+	// "&" and "=" raw, and runs on past them.
+	stops := " \t\n\r\v\f\"'`<>&#"
+	if scan[sep] == ':' {
+		stops = " \t\n\r\v\f\"'`<>#"
+	}
 	end := sepEnd
-	for end < limit && strings.IndexByte(" \t\n\r\v\f\"'`<>&#", scan[end]) < 0 {
+	for end < limit && strings.IndexByte(stops, scan[end]) < 0 {
 		end++
 	}
 	uri, ok := percentDecodedN(scan[start:end], depth, maxURIBytes+1)
