@@ -40,6 +40,7 @@ func TestEncodedNeverURISpellings(t *testing.T) {
 		{"after an escaped =", wss, "q=" + q("next="+wss)},
 		{"nested after an escaped =", wss, "open https://a.example/?r=" + q("https://b.example/?next="+q(wss))},
 		{"form-encoded JSON", plain, "data=" + q(string(member))},
+		{"form-encoded PHP JSON", plain, "data=" + q(strings.ReplaceAll(string(member), "/", `\/`))},
 		{"encoded space after", plain, "mailto:?body=" + strings.ReplaceAll(q("Download at "+plain+" now"), "+", "%20")},
 		{"plus after", plain, "https://share.example/intent?text=" + q("Download at "+plain+" now")},
 		{"encoded tag", plain, "h=" + q("<a href="+plain+">x</a>")},

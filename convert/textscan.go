@@ -239,6 +239,15 @@ func encodedSep(s string, i int) (start, n, depth int) {
 	}
 	depth = d
 	for range 2 {
+		// A slash JSON escaped before it was encoded (PHP's json_encode
+		// escapes every slash) has encoded backslashes before it.
+		for b := 0; b < sepEscMax; b++ {
+			e, d := encodedChar(s, j, '\\', "5c", false)
+			if e < 0 {
+				break
+			}
+			j, depth = e, max(depth, d)
+		}
 		if j, d = encodedChar(s, j, '/', "2f", true); j < 0 {
 			return 0, 0, 0
 		}
@@ -322,19 +331,19 @@ func encodedSpan(scan string, start, sep, sepEnd, limit, depth int, left *readin
 		end++
 	}
 	uri, ok := percentDecodedN(scan[start:end], depth, maxURIBytes+1)
-	uk := strings.Index(uri, "://")
+	uk, un := nextSep(uri, 0) // "://", or with its slashes JSON-escaped
 	if !ok || uk <= 0 {
 		return uriSpan{}, false, false
 	}
-	if e, _, _ := bareEnd(uri, uk+len("://")); e < len(uri) {
+	if e, _, _ := bareEnd(uri, uk+un); e < len(uri) {
 		uri = uri[:e] // an encoded space, quote or angle bracket
 	}
-	alts, _ := bareReadings(uri, uk, plusCuts(uri, uk))
+	alts, raw := bareReadings(uri, uk, plusCuts(uri, uk))
 	if !left.take(1 + len(alts)) {
 		return uriSpan{}, false, true
 	}
 	sp = uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
-	if len(uri) <= maxURIBytes {
+	if raw && len(uri) <= maxURIBytes {
 		sp.key = left.key(uri)
 	}
 	for _, alt := range alts {
