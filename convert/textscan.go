@@ -29,7 +29,8 @@ import (
 //   - the uris a content's texts write out bare are read while the
 //     budget those texts share lasts (see readingBudget): textObjectMax
 //     uris, textReadingMax readings of them, textKeyBytesMax bytes of
-//     readings whose canonical form takes parsing;
+//     readings whose canonical form takes parsing, and as many bytes
+//     of percent-encoded uris decoded;
 //   - at most textMarkMax uris that no block of the content names are
 //     marked from the texts of one content.
 //
@@ -331,6 +332,7 @@ func encodedSpan(scan string, start, sep, sepEnd, limit, depth int, left *readin
 		end++
 	}
 	uri, ok := percentDecodedN(scan[start:end], depth, maxURIBytes+1)
+	left.decoded -= len(uri)  // counted whether or not it is read
 	uk, un := nextSep(uri, 0) // "://", or with its slashes JSON-escaped
 	if !ok || uk <= 0 {
 		return uriSpan{}, false, false
@@ -464,15 +466,20 @@ func gluedWeb(scheme string) int {
 // bytes, and a content of many texts of short uris made ingesting
 // allocate 26 times its texts while each text had a bound of its own), of
 // their readings (textReadingMax), and of the bytes of readings whose
-// canonical form had to be made by parsing them (textKeyBytesMax).
-type readingBudget struct{ spans, readings, keyBytes int }
+// canonical form had to be made by parsing them (textKeyBytesMax), and
+// of the bytes percent-encoded uris decode to (textKeyBytesMax too: each
+// is read as a bare uri is, and spans encoded at several depths overlap,
+// so one stretch of text may be decoded more than once).
+type readingBudget struct{ spans, readings, keyBytes, decoded int }
 
 func newReadingBudget() readingBudget {
-	return readingBudget{spans: textObjectMax, readings: textReadingMax, keyBytes: textKeyBytesMax}
+	return readingBudget{spans: textObjectMax, readings: textReadingMax, keyBytes: textKeyBytesMax, decoded: textKeyBytesMax}
 }
 
 // open reports whether another bare uri may be read.
-func (b *readingBudget) open() bool { return b.spans > 0 && b.readings > 0 && b.keyBytes > 0 }
+func (b *readingBudget) open() bool {
+	return b.spans > 0 && b.readings > 0 && b.keyBytes > 0 && b.decoded > 0
+}
 
 // take reports whether a bare uri with n readings in all fits, and takes
 // it if so. The readings of one uri may overrun the bytes left by their
