@@ -341,8 +341,8 @@ func (c *copier) watchMark(storeErr *atomic.Pointer[Failure]) (stop func()) {
 	return func() { close(done); <-stopped }
 }
 
-// errMarkedWhileWriting is how the store writer tells stream that it
-// stopped for [copier.markedForShared]; stream answers it with
+// errMarkedWhileWriting is how the store writer, or watchMark, tells stream
+// that the copy stopped for [copier.markedForShared]; stream answers it with
 // markLanded's failure, so no caller sees it.
 var errMarkedWhileWriting = fail(CodeWithheld, "", "a never mark landed while the copy was being written")
 
