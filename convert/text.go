@@ -373,9 +373,8 @@ type span struct{ start, end int }
 // plainPartMax; its fragment, when it holds a "=" or is longer than
 // plainPartMax, and with the "#" before it when at least secretMin bytes
 // long (a share link's key); and its query, when at least secretMin bytes
-// long. The
-// path is not among them: a name is often the path's last segment, and
-// says nothing secret then.
+// long. The path is not among them: a name is often the path's last
+// segment, and says nothing secret then.
 func ownParts(own string) (parts [5]span, n int) {
 	add := func(start, end int) {
 		parts[n] = span{start, end}

@@ -164,16 +164,9 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		for i := range shorter {
 			shorter[i] -= start
 		}
-		alts, raw := bareReadings(uri, k-start, shorter)
-		if !left.take(1 + len(alts)) { // a span, and its readings
+		sp, ok := readBare(start, end, uri, k-start, shorter, left)
+		if !ok {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
-		}
-		sp := uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
-		if raw && len(uri) <= maxURIBytes {
-			sp.key = left.key(uri)
-		}
-		for _, alt := range alts {
-			sp.altKeys = append(sp.altKeys, left.key(alt))
 		}
 		bare = append(bare, sp)
 	}
@@ -308,7 +301,7 @@ func encodedURIs(text, scan string, left *readingBudget) []uriSpan {
 // nextEncodedSep returns the first encoded separator of s at or after
 // from (see encodedSep), or a length of 0.
 func nextEncodedSep(s string, from int) (k, n, depth int) {
-	for i := nextPercent(s, from); i >= 0; i = nextPercent(s, i+1) {
+	for i := nextByte(s, from, '%'); i >= 0; i = nextByte(s, i+1, '%') {
 		if k, n, depth = encodedSep(s, i); n > 0 && k >= from {
 			return k, n, depth
 		}
@@ -340,23 +333,35 @@ func encodedSpan(scan string, start, sep, sepEnd, limit, depth int, left *readin
 	if e, _, _ := bareEnd(uri, uk+un); e < len(uri) {
 		uri = uri[:e] // an encoded space, quote or angle bracket
 	}
-	alts, raw := bareReadings(uri, uk, plusCuts(uri, uk))
-	if !left.take(1 + len(alts)) {
+	if sp, ok = readBare(start, end, uri, uk, plusCuts(uri, uk), left); !ok {
 		return uriSpan{}, false, true
-	}
-	sp = uriSpan{start: start, end: end, uri: uri, bare: true, alts: alts}
-	if raw && len(uri) <= maxURIBytes {
-		sp.key = left.key(uri)
-	}
-	for _, alt := range alts {
-		sp.altKeys = append(sp.altKeys, left.key(alt))
 	}
 	return sp, true, false
 }
 
-// nextPercent is the offset of the next "%" of s at or after i, or -1.
-func nextPercent(s string, i int) int {
-	if j := strings.IndexByte(s[i:], '%'); j >= 0 {
+// readBare makes the bare span start:end of a text for the uri it reads
+// there, u, whose separator is at offset k of u, with its readings (see
+// bareReadings, which shorter is passed to) and their canonical forms.
+// It reports false, and takes nothing, when the budget left cannot take
+// a span and its readings.
+func readBare(start, end int, u string, k int, shorter []int, left *readingBudget) (uriSpan, bool) {
+	alts, raw := bareReadings(u, k, shorter)
+	if !left.take(1 + len(alts)) { // a span, and its readings
+		return uriSpan{}, false
+	}
+	sp := uriSpan{start: start, end: end, uri: u, bare: true, alts: alts}
+	if raw && len(u) <= maxURIBytes {
+		sp.key = left.key(u)
+	}
+	for _, alt := range alts {
+		sp.altKeys = append(sp.altKeys, left.key(alt))
+	}
+	return sp, true
+}
+
+// nextByte is the offset of the next c in s at or after i, or -1.
+func nextByte(s string, i int, c byte) int {
+	if j := strings.IndexByte(s[i:], c); j >= 0 {
 		return i + j
 	}
 	return -1
@@ -854,7 +859,7 @@ func htmlUnescaped(s string) (string, bool) {
 	}
 	var b strings.Builder
 	last := 0 // s[:last] is written to b
-	for ; i >= 0; i = nextAmp(s, i+1) {
+	for ; i >= 0; i = nextByte(s, i+1, '&') {
 		r, n := charRef(s[i:])
 		if n == 0 {
 			continue
@@ -872,14 +877,6 @@ func htmlUnescaped(s string) (string, bool) {
 	}
 	b.WriteString(s[last:])
 	return b.String(), true
-}
-
-// nextAmp is the offset of the next "&" of s at or after i, or -1.
-func nextAmp(s string, i int) int {
-	if j := strings.IndexByte(s[i:], '&'); j >= 0 {
-		return i + j
-	}
-	return -1
 }
 
 // charRef reads the character reference s starts with, returning its
