@@ -149,11 +149,7 @@ func (d *dialRecorder) fetch(t *testing.T, reg *refs.Registry, uri string) error
 func TestLaterServerFetchesItsOwnOrigin(t *testing.T) {
 	e := newEnv(t, body([]byte("payload"), "text/plain"))
 	e.extra["first"] = Server{Origin: "https://first.example", Token: "first-token"}
-	e.ref("first", `{"type":"resource","uri":"$ORIGIN/payload"}`)
-	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
-	if rec.Server() != "first" {
-		t.Fatalf("setup: the record's first server is %q", rec.Server())
-	}
+	rec := e.boundAfter("first")
 	res, err := e.f.Fetch(t.Context(), rec.ID, Request{})
 	if err != nil || res.Bytes != int64(len("payload")) {
 		t.Fatalf("F2: fetch = %+v, %v; want the payload from the later server's own origin", res, err)
@@ -176,11 +172,7 @@ func TestOriginServerChosenWhateverTheFirstServer(t *testing.T) {
 	for _, first := range []string{"stdio", "gone"} {
 		t.Run(first, func(t *testing.T) {
 			e := newEnv(t, body([]byte("payload"), "text/plain"))
-			e.ref(first, `{"type":"resource","uri":"$ORIGIN/payload"}`)
-			rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
-			if rec.Server() != first {
-				t.Fatalf("setup: the record's first server is %q", rec.Server())
-			}
+			rec := e.boundAfter(first)
 			if _, err := e.f.Fetch(t.Context(), rec.ID, Request{}); err != nil {
 				t.Errorf("F2: the later server's own-origin reference failed: %v", err)
 			}
@@ -202,11 +194,7 @@ func TestOwnOriginServerBeforeAllowedOther(t *testing.T) {
 		w.Write([]byte("payload"))
 	})
 	e.extra["lister"] = Server{Origin: "https://lister.example", Token: "lister-token", UnauthenticatedOrigins: []string{e.srv.URL}}
-	e.ref("lister", `{"type":"resource","uri":"$ORIGIN/payload"}`)
-	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
-	if rec.Server() != "lister" {
-		t.Fatalf("setup: the record's first server is %q", rec.Server())
-	}
+	rec := e.boundAfter("lister")
 	res, err := e.f.Fetch(t.Context(), rec.ID, Request{})
 	if err != nil || res.Bytes != int64(len("payload")) {
 		t.Fatalf("fetch = %+v, %v; want the payload through the origin's own server", res, err)
@@ -287,4 +275,17 @@ func TestJoinWaitsForAnotherServersDownload(t *testing.T) {
 	if spent, _ := e.f.Budget(serverName); spent != int64(len("payload")) {
 		t.Errorf("own server's budget spent %d, want %d", spent, len("payload"))
 	}
+}
+
+// boundAfter registers $ORIGIN/payload from server first, then from the
+// fixture's server, and returns the record, whose first server first must
+// stay.
+func (e *env) boundAfter(first string) refs.Record {
+	e.t.Helper()
+	e.ref(first, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	rec := e.ref(serverName, `{"type":"resource","uri":"$ORIGIN/payload"}`)
+	if rec.Server() != first {
+		e.t.Fatalf("setup: the record's first server is %q", rec.Server())
+	}
+	return rec
 }
