@@ -601,6 +601,24 @@ func TestCleanLongRuns(t *testing.T) {
 	}
 }
 
+// TestCleanSpanLengths keeps spans on both sides of the length from which
+// Clean copies them through a call of their own, each span ended by a
+// removed rune, an invalid byte or the end of the string (L1, L2).
+func TestCleanSpanLengths(t *testing.T) {
+	for _, n := range []int{1, longSpan - 2, longSpan - 1, longSpan, longSpan + 1, 1023, 4096} {
+		a, b, c := strings.Repeat("a", n), strings.Repeat("b", n), strings.Repeat("c", n)
+		for _, in := range []string{
+			"\x00" + a + "\u202e" + b + "\xff\xfe" + c,
+			a + "\u0085" + b + "\u200b" + c + "\x07",
+			"\xff" + a + "\xc2" + b,
+		} {
+			if got, want := Clean(in), reference(in); got != want {
+				t.Fatalf("span %d: Clean gives %d bytes; reference gives %d (%+q…)", n, len(got), len(want), in[:min(len(in), 12)])
+			}
+		}
+	}
+}
+
 type mediaTypeTest struct {
 	name, in, want, essence, reason string
 }
