@@ -179,6 +179,13 @@ func TestBareReadingsBounded(t *testing.T) {
 		// next separator.
 		"tiny-encoded":  "x%3A%2F%2Fh.ex%2Fa ",
 		"glued-encoded": "a%3A%2F%2Fb",
+		// Short uris with a cut at every other byte, ended by a quote, a
+		// line's end or a space after several kinds of mark: each is
+		// read with some twenty readings that need no parsing, so only
+		// the count of readings bounds them.
+		"quote-ended": `https://a.b/c.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a"`,
+		"line-ended":  "https://a.b/c/d/e/f.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a\n",
+		"mixed-marks": "https://a.b/c/d.e_f-g~h.a.a.a.a.a.a.a.a.a.a.a.a.a.a ",
 	} {
 		t.Run(name, func(t *testing.T) { bareReadingsBounded(t, one, true, 1, 45) })
 	}

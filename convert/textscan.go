@@ -353,8 +353,11 @@ func readBare(start, end int, u string, k int, shorter []int, left *readingBudge
 	if raw && len(u) <= maxURIBytes {
 		sp.key = left.key(u)
 	}
-	for _, alt := range alts {
-		sp.altKeys = append(sp.altKeys, left.key(alt))
+	if len(alts) > 0 {
+		sp.altKeys = make([]string, len(alts))
+		for i, alt := range alts {
+			sp.altKeys[i] = left.key(alt)
+		}
 	}
 	return sp, true
 }
@@ -712,7 +715,12 @@ const gluedSchemeMax = 32
 // other letters come before it. Readings longer than any uri a never can
 // name are left out. raw reports whether u itself is to be read as it
 // stands, rather than only as its escapes decode.
-func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
+func bareReadings(u string, k int, shorter []int) (_ []string, raw bool) {
+	// The readings are gathered on the stack and returned in a slice of
+	// their own count: growing the result by appending allocated about
+	// three times the space it kept (TestBareReadingsBounded/quote-ended).
+	var buf [readingsBuf]string
+	out := buf[:0]
 	// add keeps reading r, whose scheme is k bytes long, when more than its
 	// scheme and "://" and no longer than a never can name.
 	add := func(r string, k int) {
@@ -823,14 +831,19 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 			}
 		}
 	}
-	base := out
-	if raw {
-		base = append([]string{u}, out...)
+	// The glued forms below start from u, when it is read raw, and from
+	// the readings so far (out[:m] stays the same as add appends).
+	m := len(out)
+	each := func(f func(r string)) {
+		if raw {
+			f(u)
+		}
+		for _, r := range out[:m] {
+			f(r)
+		}
 	}
 	if n := gluedWeb(u[:k]); n > 0 {
-		for _, r := range base {
-			add(r[k-n:], n)
-		}
+		each(func(r string) { add(r[k-n:], n) })
 	}
 	// And from the letter after each of the last two ".", "+" or "-" of
 	// the scheme (within its last gluedSchemeMax bytes): a uri whose own
@@ -839,13 +852,18 @@ func bareReadings(u string, k int, shorter []int) (out []string, raw bool) {
 	for q, found := k-1, 0; q > max(0, k-gluedSchemeMax) && found < 2; q-- {
 		if c := u[q]; strings.IndexByte(".+-", u[q-1]) >= 0 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			found++
-			for _, r := range base {
-				add(r[q:], k-q)
-			}
+			each(func(r string) { add(r[q:], k-q) })
 		}
 	}
-	return out, raw
+	if len(out) == 0 {
+		return nil, raw
+	}
+	return slices.Clone(out), raw
 }
+
+// readingsBuf is how many readings of a bare uri [bareReadings] gathers
+// before it needs the heap: the cuts it reads, and some more.
+const readingsBuf = 2 * (bareCandidatesMax + bareFirstCuts)
 
 // htmlUnescaped returns s with the character references an HTML or XML
 // writer puts in an attribute or an element decoded: "&amp;", "&lt;",
@@ -948,7 +966,10 @@ func bareCuts(u string, k int) []int {
 	}
 	// The last cuts, and the first few: prose with no spaces (Chinese,
 	// Japanese) runs on past a uri with a cut at every change of script.
-	var cuts []int
+	// They are gathered on the stack and returned in a slice of their own
+	// count, as bareReadings does its readings.
+	var buf [cutsBuf]int
+	cuts := buf[:0]
 	for p := len(u) - 1; p > k+len("://") && len(cuts) < bareCandidatesMax; p-- {
 		if isCut(p) {
 			cuts = append(cuts, p)
@@ -985,9 +1006,16 @@ func bareCuts(u string, k int) []int {
 			}
 		}
 	}
+	if len(cuts) == 0 {
+		return nil
+	}
 	slices.Sort(cuts)
-	return cuts
+	return slices.Clone(cuts)
 }
+
+// cutsBuf is how many cuts [bareCuts] gathers before it needs the heap:
+// those from the end and from the start, and the first at a few marks.
+const cutsBuf = bareCandidatesMax + bareFirstCuts + 8
 
 // encoderEscaped reports whether s holds a backslash, and every backslash
 // in it starts an escape that JSON encoders write in a string: of a
