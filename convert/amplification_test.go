@@ -409,3 +409,60 @@ func TestLongBareURIWithoutCut(t *testing.T) {
 		})
 	}
 }
+
+// TestTextSpansBoundedPerContent pins L5 for the spans a content's texts
+// get besides their bare uris: the "uri" members of their JSON, and the
+// places where they write out a uri that a block names in a spelling the
+// bare reading splits. Each text used to have a bound of its own, so a
+// content of many texts held that bound as many times: 256 texts of
+// spaces beside a reference to " " made ingesting allocate over a
+// thousand times the text, for seconds. Ingesting 4 MiB of such text in
+// one text or in 64, and each view of it, must stay within eight times
+// the text, and a never uri must show nowhere (N1).
+func TestTextSpansBoundedPerContent(t *testing.T) {
+	const never = "https://h.ex/a b"
+	for _, tc := range []struct {
+		name, prefix, one string
+		extra             []string
+	}{
+		{"uri-members", "[", `{"uri":"https://h.ex/a"},`, nil},
+		{"uri-members-parsed", "[", `{"uri":"HTTP://H.EX/A"},`, nil},
+		{"uri-members-empty", "[", `{"uri":""},`, nil},
+		{"literal-space", "", " ", []string{`{"type":"resource_link","uri":" ","name":"n"}`}},
+		{"literal-never", "", never + " ", []string{jsonText(`[{"uri":"` + never + `","disposition":"never"}]`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			per := (4 << 20) / len(tc.one)
+			for _, texts := range []int{1, 64} {
+				var blocks []string
+				size := 0
+				for i := range texts {
+					text := tc.prefix + strings.Repeat(tc.one, per/texts+min(1, max(0, per%texts-i)))
+					blocks = append(blocks, textBlock(t, text))
+					size += len(text)
+				}
+				c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+				blk := raws(append(blocks, tc.extra...)...)
+				var ct *convert.Content
+				got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+				t.Logf("ingesting %d KiB in %d texts allocated %d KiB", size>>10, texts, got>>10)
+				if limit := uint64(8 * size); got > limit {
+					t.Errorf("L5: ingesting %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
+				}
+				var h string
+				var push []convert.ModelBlock
+				if got := allocated(func() { h = ct.History() }); got > uint64(8*size) {
+					t.Errorf("L5: the history view of %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
+				}
+				// The push view's blocks; writing them as JSON costs what
+				// escaping the text costs, whatever the reading did.
+				if got := allocated(func() { push = ct.Push() }); got > uint64(8*size) {
+					t.Errorf("L5: the push view of %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
+				}
+				if p := convert.PushJSON(push); strings.Contains(h, never) || strings.Contains(p, never) {
+					t.Errorf("N1: a view of %d texts shows the never uri", texts)
+				}
+			}
+		})
+	}
+}

@@ -51,6 +51,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 	var extra []never
 	textMarks := 0
 	readings := newReadingBudget() // shared by the content's texts
+	members := textObjectMax       // the "uri" members they keep, shared too
 	// lits are the uris the content names that the bare reading of its
 	// texts would split (see literal.go): every never of a rejected block
 	// or a text's JSON, and every uri a block names.
@@ -63,11 +64,16 @@ func readClaims(blocks []Block, now time.Time) reading {
 			lits.add(u, key)
 		}
 		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
-			tr := readText(b.Text)
+			tr := readText(b.Text, &members)
 			for j := range tr.spans {
-				tr.spans[j].key = uriform.Canonical(tr.spans[j].uri)
+				tr.spans[j].key = readings.key(tr.spans[j].uri)
 			}
 			r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
+			if tr.unread >= 0 {
+				// A member past the bound that the bare reading does
+				// not find either: the rest of the text is withheld.
+				r.spans[i] = mergeSpans(r.spans[i], []uriSpan{restSpan(b.Text, tr.unread)})
+			}
 			for _, u := range tr.never {
 				key := uriform.Canonical(u)
 				c.add(key, true)

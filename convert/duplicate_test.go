@@ -180,7 +180,8 @@ func TestReadTextBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := readText(tt.text)
+			left := textObjectMax
+			r := readText(tt.text, &left)
 			if strings.Join(r.never, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("never = %q, want %q (%s)", r.never, tt.want, tt.reason)
 			}
@@ -200,7 +201,8 @@ func FuzzReadText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		r := readText(text)
+		left := textObjectMax
+		r := readText(text, &left)
 		last := 0
 		for _, sp := range r.spans {
 			if sp.start < last || sp.end > len(text) || sp.end-sp.start < 2 || text[sp.start] != '"' || text[sp.end-1] != '"' {

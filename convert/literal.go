@@ -41,6 +41,10 @@ type literal struct {
 type literals struct {
 	list []literal
 	over bool
+	// found counts the places the content's texts write out a spelling,
+	// up to textObjectMax between them: past it, the rest of a text from
+	// its next such place is withheld.
+	found int
 }
 
 // add takes uri, with canonical key key, when the bare reading would not
@@ -161,9 +165,10 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 				break
 			}
 			k += from
-			if len(found) == textObjectMax {
+			if l.found == textObjectMax {
 				return mergeSpans(spans, append(found, restSpan(text, k)))
 			}
+			l.found++
 			found = append(found, uriSpan{start: k, end: k + len(lit.lower), uri: lit.uri, key: lit.key, bare: true})
 			from = k + 1
 		}
@@ -179,10 +184,20 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 // reading of its members, so it is withheld when any of them is; it is
 // bare unless a "uri" member alone spans the whole of it, whose quotes the
 // replacement then keeps.
+//
+// a is already in that form (no two of its spans overlap) and is returned
+// as it is when b is empty. Otherwise the result is one new slice, merged
+// in place: each group is read before its span is written, at or before
+// the group's first member (TestTextSpansBoundedPerContent: cloning a,
+// appending b and building the result anew took several times the spans).
 func mergeSpans(a, b []uriSpan) []uriSpan {
-	all := append(slices.Clone(a), b...)
+	if len(b) == 0 {
+		return a
+	}
+	all := make([]uriSpan, 0, len(a)+len(b))
+	all = append(append(all, a...), b...)
 	slices.SortStableFunc(all, func(x, y uriSpan) int { return x.start - y.start })
-	var out []uriSpan
+	w := 0
 	for i := 0; i < len(all); {
 		g := all[i]
 		j := i + 1
@@ -192,10 +207,11 @@ func mergeSpans(a, b []uriSpan) []uriSpan {
 		if j > i+1 {
 			g = merged(all[i:j], g.end)
 		}
-		out = append(out, g)
+		all[w] = g
+		w++
 		i = j
 	}
-	return out
+	return all[:w]
 }
 
 // mergeListMax is how many readings a merged span looks through as a

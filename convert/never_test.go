@@ -949,6 +949,26 @@ func TestNeverAfterReadingBudget(t *testing.T) {
 	}
 }
 
+// TestNeverMemberPastMembersBound pins S2 and N1 for the "uri" members
+// the texts of one content keep between them: once an earlier text has
+// used up that bound, a later text's member that names a never uri with
+// no "://" (which the bare reading would not find) must not show; the
+// rest of that text is withheld from there.
+func TestNeverMemberPastMembersBound(t *testing.T) {
+	const uri = "urn:vault.example:NEVER-SIG"
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 1 << 14 {
+		fmt.Fprintf(&b, `{"uri":"urn:x:%d"},`, i)
+	}
+	b.WriteString(`{}]`)
+	never := `{"type":"resource","uri":"` + uri + `","disposition":"never"}`
+	later := `[{"name":"vault","uri":"` + uri + `"}]`
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, b.String()), textBlock(t, later), never), convert.Source{Server: "s"})
+	assertHidden(t, ct, "S2 a later text's member past the content's bound of members")
+}
+
 // phpJSON encodes v as PHP's json_encode does by default: every slash
 // escaped.
 func phpJSON(t *testing.T, v any) string {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"unicode"
@@ -25,7 +26,12 @@ import (
 //   - objects and arrays nested deeper than textDepthMax are skipped
 //     without being read;
 //   - the reading stops after textObjectMax objects;
-//   - at most textObjectMax "uri" values are kept for the views;
+//   - a content's texts keep at most textObjectMax non-empty "uri" values
+//     for the views between them (each text once had that bound of its
+//     own, and a content of many texts held it as many times over); past
+//     it, the rest of a text is withheld from the first value left out
+//     that writes no "://" for the bare reading to find, and their
+//     canonical forms count against the bytes of the budget below;
 //   - the uris a content's texts write out bare are read while the
 //     budget those texts share lasts (see readingBudget): textObjectMax
 //     uris, textReadingMax readings of them, textKeyBytesMax bytes of
@@ -168,7 +174,7 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		if !ok {
 			return mergeSpans(spans, append(bare, restSpan(text, start)))
 		}
-		bare = append(bare, sp)
+		bare = appendSpan(bare, sp)
 	}
 	if len(text) > len(scan) {
 		// A separator across the end of what is read starts the rest at
@@ -181,6 +187,18 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		}
 	}
 	return mergeSpans(spans, bare)
+}
+
+// appendSpan appends sp to spans, doubling their room when it is full.
+// append grows a long slice by a quarter at a time, so the slices it left
+// behind added up to some five times the spans kept, over eight times
+// the text for a text of thousands of short uris
+// (TestTextSpansBoundedPerContent); doubling leaves at most twice.
+func appendSpan(spans []uriSpan, sp uriSpan) []uriSpan {
+	if len(spans) == cap(spans) {
+		spans = slices.Grow(spans, max(4, len(spans)))
+	}
+	return append(spans, sp)
 }
 
 // encodedSepMax bounds how many times over encodedSep takes a separator
@@ -1169,15 +1187,39 @@ func hex4(s string) rune {
 }
 
 // textReading is what the reading of one text found: the uris its objects
-// call never, and every "uri" member, in text order.
+// call never, and every "uri" member kept, in text order. unread is the
+// offset of the first "uri" member left out for want of budget that the
+// bare reading would not find either (it writes no "://"), or -1.
 type textReading struct {
-	never []string
-	spans []uriSpan
+	never  []string
+	spans  []uriSpan
+	unread int
 }
 
-// readText reads the JSON a text holds within the bounds above.
-func readText(text string) textReading {
-	var r textReading
+// memberURI decodes the JSON string text[i:end] as a uri of at most
+// MaxURILen code points. A string with no escape and no control byte that
+// is valid UTF-8 decodes to its own bytes, so it is taken as a part of
+// text, neither copied nor decoded (TestTextSpansBoundedPerContent: a
+// decoder's state for each of some thousands of members cost more than
+// the members).
+func memberURI(text string, i, end int) (string, bool) {
+	u := text[i+1 : end-1]
+	for j := 0; j < len(u); j++ {
+		if c := u[j]; c == '\\' || c < 0x20 {
+			return decodeBounded(json.RawMessage(text[i:end]), MaxURILen)
+		}
+	}
+	if !utf8.ValidString(u) || utf8.RuneCountInString(u) > MaxURILen {
+		return decodeBounded(json.RawMessage(text[i:end]), MaxURILen)
+	}
+	return u, true
+}
+
+// readText reads the JSON a text holds within the bounds above. It keeps
+// a non-empty "uri" member while left, the count the content's texts
+// share, allows, and takes one from it for each.
+func readText(text string, left *int) textReading {
+	r := textReading{unread: -1}
 	i := 0
 	for i < len(text) && isSpace(text[i]) {
 		i++
@@ -1263,9 +1305,18 @@ scan:
 			case inObject && expectKey:
 				member, expectKey = keyOf(lit), false
 			case inObject && member == keyURI:
-				if u, ok := decodeBounded(lit, MaxURILen); ok && len(r.spans) < textObjectMax {
-					r.spans = append(r.spans, uriSpan{start: i, end: end, uri: u})
-					pend = append(pend, len(r.spans)-1)
+				switch {
+				case len(lit) <= 2: // "": no uri to withhold
+				case *left > 0:
+					if u, ok := memberURI(text, i, end); ok {
+						*left--
+						r.spans = appendSpan(r.spans, uriSpan{start: i, end: end, uri: u})
+						pend = append(pend, len(r.spans)-1)
+					}
+				case r.unread < 0:
+					if k, _ := nextSep(text[i:end], 0); k < 0 {
+						r.unread = i
+					}
 				}
 				member = keyOther
 			case inObject && member == keyDisposition:
