@@ -191,33 +191,43 @@ func TestBareReadingsBounded(t *testing.T) {
 	}
 }
 
+// ingestSpread ingests about 4 MiB of the text one, repeated, spread
+// evenly over texts text blocks, each opening with prefix, and then the
+// blocks extra; it checks that ingesting allocated no more than eight
+// times the texts, and returns the content and the texts' size.
+func ingestSpread(t *testing.T, prefix, one string, texts int, extra ...string) (*convert.Content, int) {
+	t.Helper()
+	per := (4 << 20) / len(one)
+	var blocks []string
+	size := 0
+	for i := range texts {
+		// The uris are spread evenly, so the texts hold all of them.
+		text := prefix + strings.Repeat(one, per/texts+min(1, max(0, per%texts-i)))
+		blocks = append(blocks, textBlock(t, text))
+		size += len(text)
+	}
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+	blk := raws(append(blocks, extra...)...)
+	var ct *convert.Content
+	got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+	t.Logf("ingesting %d KiB in %d texts allocated %d KiB", size>>10, texts, got>>10)
+	// Decoding the texts alone allocates them once; texts of plain short
+	// uris take about three times their size in all.
+	if limit := uint64(8 * size); got > limit {
+		t.Errorf("L5: ingesting %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
+	}
+	return ct, size
+}
+
 // bareReadingsBounded ingests and views 4 MiB of the text one, repeated,
 // as each number of texts in counts (one text; 45, each of which alone
 // would stay under a bound per text; one uri each); bounded says the
 // readings' bound is met, so that the rest of the text must be withheld.
 func bareReadingsBounded(t *testing.T, one string, bounded bool, counts ...int) {
-	per := (4 << 20) / len(one)
 	for _, texts := range counts {
-		var blocks []string
-		size := 0
-		for i := range texts {
-			// The uris are spread evenly, so the texts hold all of them.
-			text := strings.Repeat(one, per/texts+min(1, max(0, per%texts-i)))
-			blocks = append(blocks, textBlock(t, text))
-			size += len(text)
-		}
-		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
-		blk := raws(blocks...)
-		var ct *convert.Content
-		got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
-		t.Logf("ingesting %d KiB in %d texts allocated %d KiB", size>>10, texts, got>>10)
-		// Decoding the texts alone allocates them once; texts of plain
-		// short uris take about three times their size in all.
-		if limit := uint64(8 * size); got > limit {
-			t.Errorf("L5: ingesting %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
-		}
+		ct, size := ingestSpread(t, "", one, texts)
 		var h string
-		got = allocated(func() { h = ct.History() })
+		got := allocated(func() { h = ct.History() })
 		if limit := uint64(8 * size); got > limit {
 			t.Errorf("L5: one view of %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
 		}
@@ -432,23 +442,8 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 		{"literal-never", "", never + " ", []string{jsonText(`[{"uri":"` + never + `","disposition":"never"}]`)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			per := (4 << 20) / len(tc.one)
 			for _, texts := range []int{1, 64} {
-				var blocks []string
-				size := 0
-				for i := range texts {
-					text := tc.prefix + strings.Repeat(tc.one, per/texts+min(1, max(0, per%texts-i)))
-					blocks = append(blocks, textBlock(t, text))
-					size += len(text)
-				}
-				c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
-				blk := raws(append(blocks, tc.extra...)...)
-				var ct *convert.Content
-				got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
-				t.Logf("ingesting %d KiB in %d texts allocated %d KiB", size>>10, texts, got>>10)
-				if limit := uint64(8 * size); got > limit {
-					t.Errorf("L5: ingesting %d KiB of text in %d texts allocated %d KiB, over eight times the text", size>>10, texts, got>>10)
-				}
+				ct, size := ingestSpread(t, tc.prefix, tc.one, texts, tc.extra...)
 				var h string
 				var push []convert.ModelBlock
 				if got := allocated(func() { h = ct.History() }); got > uint64(8*size) {
