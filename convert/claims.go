@@ -70,8 +70,8 @@ func readClaims(blocks []Block, now time.Time) reading {
 			}
 			r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
 			if tr.unread >= 0 {
-				// A member past the bound that the bare reading does
-				// not find either: the rest of the text is withheld.
+				// A member past the bound, which the views cannot judge:
+				// the rest of the text is withheld.
 				r.spans[i] = mergeSpans(r.spans[i], []uriSpan{restSpan(b.Text, tr.unread)})
 			}
 			for _, u := range tr.never {

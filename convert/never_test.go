@@ -951,22 +951,31 @@ func TestNeverAfterReadingBudget(t *testing.T) {
 
 // TestNeverMemberPastMembersBound pins S2 and N1 for the "uri" members
 // the texts of one content keep between them: once an earlier text has
-// used up that bound, a later text's member that names a never uri with
-// no "://" (which the bare reading would not find) must not show; the
-// rest of that text is withheld from there.
+// used up that bound, a later text's member must not show a never uri,
+// whether a block calls it never or only its own object does (a never the
+// reading no longer sees), and whether it writes "://" or not. The rest
+// of that text is withheld from the member on.
 func TestNeverMemberPastMembersBound(t *testing.T) {
-	const uri = "urn:vault.example:NEVER-SIG"
 	var b strings.Builder
 	b.WriteString("[")
 	for i := range 1 << 14 {
 		fmt.Fprintf(&b, `{"uri":"urn:x:%d"},`, i)
 	}
 	b.WriteString(`{}]`)
-	never := `{"type":"resource","uri":"` + uri + `","disposition":"never"}`
-	later := `[{"name":"vault","uri":"` + uri + `"}]`
-	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
-	ct := c.Ingest(t.Context(), raws(textBlock(t, b.String()), textBlock(t, later), never), convert.Source{Server: "s"})
-	assertHidden(t, ct, "S2 a later text's member past the content's bound of members")
+	for name, tc := range map[string]struct{ uri, later, block string }{
+		"block-never-urn": {uri: "urn:vault.example:NEVER-SIG", later: `[{"name":"vault","uri":"urn:vault.example:NEVER-SIG"}]`,
+			block: `{"type":"resource","uri":"urn:vault.example:NEVER-SIG","disposition":"never"}`},
+		"own-never-https": {uri: neverURI, later: `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			blocks := raws(textBlock(t, b.String()), textBlock(t, tc.later))
+			if tc.block != "" {
+				blocks = append(blocks, json.RawMessage(tc.block))
+			}
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			assertHidden(t, c.Ingest(t.Context(), blocks, convert.Source{Server: "s"}), "S2 a later text's member past the content's bound of members")
+		})
+	}
 }
 
 // phpJSON encodes v as PHP's json_encode does by default: every slash

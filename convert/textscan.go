@@ -30,8 +30,9 @@ import (
 //     for the views between them (each text once had that bound of its
 //     own, and a content of many texts held it as many times over); past
 //     it, the rest of a text is withheld from the first value left out
-//     that writes no "://" for the bare reading to find, and their
-//     canonical forms count against the bytes of the budget below;
+//     (whether it names a uri the content calls never is not known, nor
+//     whether its object calls it never), and their canonical forms
+//     count against the bytes of the budget below;
 //   - the uris a content's texts write out bare are read while the
 //     budget those texts share lasts (see readingBudget): textObjectMax
 //     uris, textReadingMax readings of them, textKeyBytesMax bytes of
@@ -1188,8 +1189,8 @@ func hex4(s string) rune {
 
 // textReading is what the reading of one text found: the uris its objects
 // call never, and every "uri" member kept, in text order. unread is the
-// offset of the first "uri" member left out for want of budget that the
-// bare reading would not find either (it writes no "://"), or -1.
+// offset of the first non-empty "uri" member left out for want of
+// budget, or -1.
 type textReading struct {
 	never  []string
 	spans  []uriSpan
@@ -1314,9 +1315,7 @@ scan:
 						pend = append(pend, len(r.spans)-1)
 					}
 				case r.unread < 0:
-					if k, _ := nextSep(text[i:end], 0); k < 0 {
-						r.unread = i
-					}
+					r.unread = i
 				}
 				member = keyOther
 			case inObject && member == keyDisposition:
