@@ -51,7 +51,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 	var extra []never
 	textMarks := 0
 	readings := newReadingBudget() // shared by the content's texts
-	members := textObjectMax       // the "uri" members they keep, shared too
+	counts := newTextCounts()      // what their JSON readings keep, shared too
 	// lits are the uris the content names that the bare reading of its
 	// texts would split (see literal.go): every never of a rejected block
 	// or a text's JSON, and every uri a block names.
@@ -64,15 +64,25 @@ func readClaims(blocks []Block, now time.Time) reading {
 			lits.add(u, key)
 		}
 		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
-			tr := readText(b.Text, &members)
+			tr := readText(b.Text, &counts)
 			for j := range tr.spans {
 				tr.spans[j].key = readings.key(tr.spans[j].uri)
 			}
-			r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
-			if tr.unread >= 0 {
+			if tr.unread < 0 {
+				r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
+			} else {
 				// A member past the bound, which the views cannot judge:
-				// the rest of the text is withheld.
-				r.spans[i] = mergeSpans(r.spans[i], []uriSpan{restSpan(b.Text, tr.unread)})
+				// the rest of the text is withheld, and only the part
+				// before it is read for bare uris.
+				spans := withBareURIs(b.Text[:tr.unread], tr.spans, &readings)
+				if n := len(spans); n > 0 && spans[n-1].rest {
+					// The bare reading withheld the rest before it: one
+					// span, and one notice, to the end.
+					spans[n-1].end = len(b.Text)
+				} else {
+					spans = mergeSpans(spans, []uriSpan{restSpan(b.Text, tr.unread)})
+				}
+				r.spans[i] = spans
 			}
 			for _, u := range tr.never {
 				key := uriform.Canonical(u)

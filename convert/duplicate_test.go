@@ -180,7 +180,7 @@ func TestReadTextBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			left := textObjectMax
+			left := newTextCounts()
 			r := readText(tt.text, &left)
 			if strings.Join(r.never, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("never = %q, want %q (%s)", r.never, tt.want, tt.reason)
@@ -201,7 +201,7 @@ func FuzzReadText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		left := textObjectMax
+		left := newTextCounts()
 		r := readText(text, &left)
 		last := 0
 		for _, sp := range r.spans {

@@ -952,9 +952,10 @@ func TestNeverAfterReadingBudget(t *testing.T) {
 // TestNeverMemberPastMembersBound pins S2 and N1 for the "uri" members
 // the texts of one content keep between them: once an earlier text has
 // used up that bound, a later text's member must not show a never uri,
-// whether a block calls it never or only its own object does (a never the
-// reading no longer sees), and whether it writes "://" or not. The rest
-// of that text is withheld from the member on.
+// whether a block calls it never or only its own object does, and
+// whether it writes "://" or not. The rest of that text is withheld from
+// the member on, and its object's never is still read, so a text before
+// it that writes the uri out withholds it too.
 func TestNeverMemberPastMembersBound(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("[")
@@ -962,19 +963,50 @@ func TestNeverMemberPastMembersBound(t *testing.T) {
 		fmt.Fprintf(&b, `{"uri":"urn:x:%d"},`, i)
 	}
 	b.WriteString(`{}]`)
-	for name, tc := range map[string]struct{ uri, later, block string }{
-		"block-never-urn": {uri: "urn:vault.example:NEVER-SIG", later: `[{"name":"vault","uri":"urn:vault.example:NEVER-SIG"}]`,
+	for name, tc := range map[string]struct{ before, later, block string }{
+		"block-never-urn": {later: `[{"name":"vault","uri":"urn:vault.example:NEVER-SIG"}]`,
 			block: `{"type":"resource","uri":"urn:vault.example:NEVER-SIG","disposition":"never"}`},
-		"own-never-https": {uri: neverURI, later: `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`},
+		"own-never-https": {later: `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`},
+		"own-never-written-before": {before: "the take is at " + neverURI + " for now",
+			later: `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`},
+		"own-never-escaped-before": {before: "the take is at " + neverURI + " for now",
+			later: `[{"disposition":"never","uri":"` + strings.ReplaceAll(neverURI, "/", `\/`) + `"}]`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			blocks := raws(textBlock(t, b.String()), textBlock(t, tc.later))
+			var blocks []json.RawMessage
+			if tc.before != "" {
+				blocks = raws(textBlock(t, tc.before))
+			}
+			blocks = append(blocks, raws(textBlock(t, b.String()), textBlock(t, tc.later))...)
 			if tc.block != "" {
 				blocks = append(blocks, json.RawMessage(tc.block))
 			}
 			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
 			assertHidden(t, c.Ingest(t.Context(), blocks, convert.Source{Server: "s"}), "S2 a later text's member past the content's bound of members")
 		})
+	}
+}
+
+// TestOneRestNoticePastBothBounds pins the notice a view puts where a text
+// stops being shown: a text whose bare uris use up the reading budget
+// before a "uri" member past the members' bound gets one notice, not one
+// for each bound.
+func TestOneRestNoticePastBothBounds(t *testing.T) {
+	var members, bare strings.Builder
+	members.WriteString("[")
+	for i := range 1 << 14 {
+		fmt.Fprintf(&members, `{"uri":"urn:x:%d"},`, i)
+	}
+	members.WriteString(`{}]`)
+	bare.WriteString("[")
+	for range 1<<14 + 1 {
+		bare.WriteString(`"a://b",`)
+	}
+	bare.WriteString(`{"uri":"urn:y"}]`)
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	h := c.Ingest(t.Context(), raws(textBlock(t, members.String()), textBlock(t, bare.String())), convert.Source{Server: "s"}).History()
+	if n := strings.Count(h, "[the rest of this text is withheld"); n != 1 {
+		t.Errorf("the view says %d times that the rest of a text is withheld; want once", n)
 	}
 }
 

@@ -1197,29 +1197,38 @@ type textReading struct {
 	unread int
 }
 
-// memberURI decodes the JSON string text[i:end] as a uri of at most
+// memberURI decodes lit, a JSON string literal, as a uri of at most
 // MaxURILen code points. A string with no escape and no control byte that
 // is valid UTF-8 decodes to its own bytes, so it is taken as a part of
-// text, neither copied nor decoded (TestTextSpansBoundedPerContent: a
+// lit, neither copied nor decoded (TestTextSpansBoundedPerContent: a
 // decoder's state for each of some thousands of members cost more than
 // the members).
-func memberURI(text string, i, end int) (string, bool) {
-	u := text[i+1 : end-1]
+func memberURI(lit string) (string, bool) {
+	u := lit[1 : len(lit)-1]
 	for j := 0; j < len(u); j++ {
 		if c := u[j]; c == '\\' || c < 0x20 {
-			return decodeBounded(json.RawMessage(text[i:end]), MaxURILen)
+			return decodeBounded(json.RawMessage(lit), MaxURILen)
 		}
 	}
 	if !utf8.ValidString(u) || utf8.RuneCountInString(u) > MaxURILen {
-		return decodeBounded(json.RawMessage(text[i:end]), MaxURILen)
+		return decodeBounded(json.RawMessage(lit), MaxURILen)
 	}
 	return u, true
 }
 
+// textCounts is what is left of the counts a content's texts share as
+// readText reads them: the "uri" members kept for the views, and the
+// uris read as called never.
+type textCounts struct{ members, nevers int }
+
+func newTextCounts() textCounts { return textCounts{members: textObjectMax, nevers: textObjectMax} }
+
 // readText reads the JSON a text holds within the bounds above. It keeps
-// a non-empty "uri" member while left, the count the content's texts
-// share, allows, and takes one from it for each.
-func readText(text string, left *int) textReading {
+// a non-empty "uri" member for the views while left allows, and reads a
+// never of the member's object while left allows, past the members too:
+// the views withhold the rest of the text from the first member not kept,
+// but another block or text may name the uri that the object calls never.
+func readText(text string, left *textCounts) textReading {
 	r := textReading{unread: -1}
 	i := 0
 	for i < len(text) && isSpace(text[i]) {
@@ -1243,16 +1252,19 @@ func readText(text string, left *int) textReading {
 	}
 	var (
 		stack     []frame
-		pend      []int // indexes into r.spans of the open objects' uris
+		pend      []string // the open objects' uris, as their JSON literals
 		objects   int
 		expectKey bool
 		member    key // the member whose value comes next
 	)
 	closeObject := func(f frame) {
 		if f.never {
-			for _, s := range pend[f.pending:] {
-				if len(r.never) < textObjectMax {
-					r.never = append(r.never, r.spans[s].uri)
+			// Decoded only here, so that a member past the count of
+			// those kept costs nothing unless its object calls it never.
+			for _, lit := range pend[f.pending:] {
+				if u, ok := memberURI(lit); ok && left.nevers > 0 {
+					left.nevers--
+					r.never = append(r.never, u)
 				}
 			}
 		}
@@ -1306,16 +1318,17 @@ scan:
 			case inObject && expectKey:
 				member, expectKey = keyOf(lit), false
 			case inObject && member == keyURI:
-				switch {
-				case len(lit) <= 2: // "": no uri to withhold
-				case *left > 0:
-					if u, ok := memberURI(text, i, end); ok {
-						*left--
-						r.spans = appendSpan(r.spans, uriSpan{start: i, end: end, uri: u})
-						pend = append(pend, len(r.spans)-1)
+				if raw := text[i:end]; len(raw) > 2 { // "" names no uri
+					switch {
+					case left.members > 0:
+						if u, ok := memberURI(raw); ok {
+							left.members--
+							r.spans = appendSpan(r.spans, uriSpan{start: i, end: end, uri: u})
+						}
+					case r.unread < 0:
+						r.unread = i
 					}
-				case r.unread < 0:
-					r.unread = i
+					pend = append(pend, raw)
 				}
 				member = keyOther
 			case inObject && member == keyDisposition:
