@@ -155,7 +155,7 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 	reach := text[:min(len(text), len(scan)+longest-1)]
 	var found []uriSpan
 	var lower string // reach in lower case, made at the first need
-	for _, lit := range l.list {
+	for x, lit := range l.list {
 		if lower == "" {
 			lower = uriform.LowerASCII(reach)
 		}
@@ -166,6 +166,14 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 			}
 			k += from
 			if l.found == textObjectMax {
+				// Past the count, the rest is withheld from the first
+				// place of this spelling or of one not looked for yet.
+				for _, later := range l.list[x+1:] {
+					// One that starts before k, even if it ends past it.
+					if i := strings.Index(lower[:min(len(lower), k+len(later.lower)-1)], later.lower); i >= 0 {
+						k = i
+					}
+				}
 				return mergeSpans(spans, append(found, restSpan(text, k)))
 			}
 			l.found++

@@ -844,6 +844,22 @@ func TestSplittingURIsPastTheBound(t *testing.T) {
 	}
 }
 
+// TestSplittingPlacesPastTheirCount pins S2 for the count of places the
+// texts of a content write out a splitting uri: once an earlier text has
+// used it up, a later text is withheld from the first place any spelling
+// is written, not from the next place of whichever spelling was being
+// looked for. Here the raw spelling fills the count, and the later text
+// writes the JSON-escaped spelling before the raw one.
+func TestSplittingPlacesPastTheirCount(t *testing.T) {
+	const uri = "urn:vault.example:\u00e9 NEVER-SIG"
+	never := `{"type":"resource","uri":"` + uri + `","disposition":"never"}`
+	escaped := `urn:vault.example:\u00e9 NEVER-SIG`
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	ct := c.Ingest(t.Context(), raws(never, textBlock(t, strings.Repeat(uri+"\n", 1<<14)),
+		textBlock(t, "first "+escaped+" then "+uri)), convert.Source{Server: "s"})
+	assertHidden(t, ct, "S2 a later spelling's earlier place, past the count of places")
+}
+
 // TestSplittingNeverFromTextJSON pins N2 and S2 for a splitting never uri
 // that only a text's JSON calls never, past the first 256 such nevers
 // (the bound on marking a server's record from text, not on withholding):
