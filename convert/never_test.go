@@ -987,6 +987,13 @@ func TestNeverMemberPastMembersBound(t *testing.T) {
 			later: `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`},
 		"own-never-escaped-before": {before: "the take is at " + neverURI + " for now",
 			later: `[{"disposition":"never","uri":"` + strings.ReplaceAll(neverURI, "/", `\/`) + `"}]`},
+		// A scheme letter escaped, which the bare reading does not take
+		// for a scheme; a link the content offers to the uri its JSON
+		// calls never.
+		"block-never-escaped-scheme": {later: `[{"name":"v","uri":"` + strings.Replace(neverURI, "https", `\u0068ttps`, 1) + `"}]`,
+			block: `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`},
+		"own-never-linked": {later: `[{"uri":"` + neverURI + `","disposition":"never"}]`,
+			block: `{"type":"resource_link","uri":"` + neverURI + `","name":"take"}`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var blocks []json.RawMessage
