@@ -198,10 +198,16 @@ func TestReadTextBounds(t *testing.T) {
 func FuzzReadText(f *testing.F) {
 	for _, s := range []string{`{"uri":"a","disposition":"never"}`, `[{"resource":{"uri":"b"},"disposition":"never"}]`,
 		`{"uri":"\u0061","uri":"b","disposition":"ref","disposition":"never"}`, `[[[[`, `{"a":"\"}`, `{"uri":"x"`, "{\"uri\":\"\xff\"}"} {
-		f.Add(s)
+		f.Add(s, uint8(200), uint8(0))
+		f.Add(s, uint8(1), uint8(0))
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		left := newTextCounts()
+	f.Fuzz(func(t *testing.T, text string, members, nevers uint8) {
+		// Small counts, as a content's earlier texts may have left them.
+		left := textCounts{members: int(members % 4), nevers: int(nevers % 4)}
+		if members >= 128 {
+			left = newTextCounts()
+		}
+		kept := left.members
 		r := readText(text, &left)
 		last := 0
 		for _, sp := range r.spans {
@@ -209,6 +215,12 @@ func FuzzReadText(f *testing.F) {
 				t.Fatalf("bad span %+v in %q", sp, text)
 			}
 			last = sp.end
+		}
+		if len(r.spans) > kept || left.members < 0 || left.nevers < 0 {
+			t.Fatalf("kept %d spans with a count of %d; counts left %+v", len(r.spans), kept, left)
+		}
+		if r.unread >= 0 && (r.unread < last || r.unread >= len(text) || text[r.unread] != '"' || left.members != 0) {
+			t.Fatalf("unread at %d after spans to %d, counts left %+v, in %q", r.unread, last, left, text)
 		}
 		for _, u := range r.never {
 			if utf8.RuneCountInString(u) > MaxURILen {
