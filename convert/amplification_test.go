@@ -473,3 +473,31 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverNestBounded pins L5 for members that objects nested as one
+// another's "resource" call never: each is decoded at most once, and only
+// while the count of nevers lasts, and a uri called never many times is
+// canonicalized once. 4 MiB of escaped members 64 levels deep made
+// ingesting allocate over a thousand times the text, and 256 copies of a
+// long uri 64 levels deep thousands of times.
+func TestNeverNestBounded(t *testing.T) {
+	long := "https://a.example/ " + strings.Repeat("\u00e9", 4000)
+	escaped := strings.Repeat(`"uri":"\/",`, (4<<20)/12)
+	for name, text := range map[string]string{
+		"escaped-members": neverNest(64, escaped+`"x":1`),
+		"long-copies":     neverNest(64, strings.TrimSuffix(strings.Repeat(`"uri":"`+long+`",`, 256), ",")),
+		// The never after the members, so that they wait for it.
+		"never-last": strings.Repeat(`{"resource":`, 63) + "{" + escaped + `"disposition":"never"}` +
+			strings.Repeat(`,"disposition":"never"}`, 63),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+			blk := raws(textBlock(t, text))
+			got := allocated(func() { c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+			t.Logf("ingesting %d KiB allocated %d KiB", len(text)>>10, got>>10)
+			if got > eightTimes(len(text)) {
+				t.Errorf("L5: ingesting %d KiB of nested never objects allocated %d KiB, over eight times the text", len(text)>>10, got>>10)
+			}
+		})
+	}
+}

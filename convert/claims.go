@@ -50,8 +50,10 @@ func readClaims(blocks []Block, now time.Time) reading {
 	type never struct{ uri, key string }
 	var extra []never
 	textMarks := 0
-	readings := newReadingBudget() // shared by the content's texts
-	counts := newTextCounts()      // what their JSON readings keep, shared too
+	readings := newReadingBudget()   // shared by the content's texts
+	counts := newTextCounts()        // what their JSON readings keep, shared too
+	var seenNever map[string]bool    // the uris their JSON calls never
+	var memberKeys map[string]string // the keys of their "uri" members
 	// lits are the uris the content names that the bare reading of its
 	// texts would split (see literal.go): every never of a rejected block
 	// or a text's JSON, and every uri a block names.
@@ -66,7 +68,17 @@ func readClaims(blocks []Block, now time.Time) reading {
 		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
 			tr := readText(b.Text, &counts)
 			for j := range tr.spans {
-				tr.spans[j].key = readings.key(tr.spans[j].uri)
+				// A uri the members repeat is keyed once (TestNeverNestBounded).
+				u := tr.spans[j].uri
+				key, ok := memberKeys[u]
+				if !ok {
+					key = readings.key(u)
+					if memberKeys == nil {
+						memberKeys = make(map[string]string)
+					}
+					memberKeys[u] = key
+				}
+				tr.spans[j].key = key
 			}
 			if tr.unread < 0 {
 				r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
@@ -85,6 +97,15 @@ func readClaims(blocks []Block, now time.Time) reading {
 				r.spans[i] = spans
 			}
 			for _, u := range tr.never {
+				// A uri called never again costs nothing more: its key
+				// and spellings are made once (TestNeverNestBounded).
+				if seenNever[u] {
+					continue
+				}
+				if seenNever == nil {
+					seenNever = make(map[string]bool)
+				}
+				seenNever[u] = true
 				key := uriform.Canonical(u)
 				c.add(key, true)
 				lits.add(u, key)

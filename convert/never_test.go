@@ -1033,6 +1033,27 @@ func TestOneRestNoticePastBothBounds(t *testing.T) {
 	}
 }
 
+// neverNest returns inner as the members of an object that calls its uri
+// never, inside depth-1 more such objects, each the "resource" of the one
+// around it.
+func neverNest(depth int, inner string) string {
+	return strings.Repeat(`{"disposition":"never","resource":`, depth-1) +
+		`{"disposition":"never",` + inner + `}` + strings.Repeat(`}`, depth-1)
+}
+
+// TestNeverNestCountsEachMemberOnce pins N1 and S2 for the count of uris
+// a content's texts are read as calling never: a member that objects
+// nested as one another's "resource" all call never counts once, not once
+// a level. 256 members 64 levels deep used to spend the whole count, so a
+// later text's own never went unread and its uri showed.
+func TestNeverNestCountsEachMemberOnce(t *testing.T) {
+	members := strings.TrimSuffix(strings.Repeat(`"uri":"urn:x:1",`, 256), ",")
+	later := `[{"name":"vault","uri":"` + neverURI + `","disposition":"never"}]`
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	ct := c.Ingest(t.Context(), raws(textBlock(t, neverNest(64, members)), textBlock(t, later)), convert.Source{Server: "s"})
+	assertHidden(t, ct, "N1 a never after a nest of never objects")
+}
+
 // phpJSON encodes v as PHP's json_encode does by default: every slash
 // escaped.
 func phpJSON(t *testing.T, v any) string {

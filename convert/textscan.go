@@ -537,9 +537,13 @@ func (b *readingBudget) key(r string) string {
 
 // parseCost is what making a canonical form costs beyond the bytes of the
 // uri, in bytes of the budget: parsing a URL allocates some hundreds of
-// bytes however short it is, and sixteen thousand short uris of a form
-// that needs parsing made ingesting allocate nine times their text.
-const parseCost = 32
+// bytes however short it is (170-520 for short ones, measured), and
+// sixteen thousand short uris of a form that needs parsing made ingesting
+// allocate nine times their text. It was 32 until "uri" members that
+// repeat a uri were keyed once: the budget they then left let the bare
+// reading parse more (TestTextSpansBoundedPerContent/uri-members-parsed:
+// 8.8 times the text at 32, 6.9 at most at 128).
+const parseCost = 128
 
 // maxURIBytes is the longest a uri within the schema's bound can be in
 // UTF-8: no never can name a longer one.
@@ -1216,6 +1220,14 @@ func memberURI(lit string) (string, bool) {
 	return u, true
 }
 
+// pendingURI is a "uri" member of an open object: the offsets of its JSON
+// literal in the text, and whether an object has been read as calling it
+// never. It is kept small, since one object may hold a great many.
+type pendingURI struct {
+	start, end int32
+	read       bool
+}
+
 // textCounts is what is left of the counts a content's texts share as
 // readText reads them: the "uri" members kept for the views, and the
 // uris read as called never.
@@ -1251,20 +1263,49 @@ func readText(text string, left *textCounts) textReading {
 		pending int
 	}
 	var (
-		stack     []frame
-		pend      []string // the open objects' uris, as their JSON literals
-		objects   int
-		expectKey bool
-		member    key // the member whose value comes next
+		stack []frame
+		pend  []pendingURI // the open objects' uris
+		// calledNever holds the literals the text's objects called never.
+		calledNever map[string]bool
+		objects     int
+		expectKey   bool
+		member      key // the member whose value comes next
 	)
+	// readNever reads the member text[start:end] as called never. A
+	// member is decoded only here, so that one past the count of those
+	// kept costs nothing unless its object calls it never, and once:
+	// objects nested as one another's "resource" hand the same members
+	// up, and each may call them never (TestNeverNestCountsEachMemberOnce,
+	// TestNeverNestBounded). A literal the text's objects already called
+	// never costs the count nothing more. Once the count is spent, a never
+	// is not read, and the rest of the text is withheld from its member,
+	// as from a member not kept.
+	readNever := func(start, end int) {
+		lit := text[start:end]
+		if calledNever[lit] {
+			return
+		}
+		if left.nevers == 0 {
+			if r.unread < 0 || start < r.unread {
+				r.unread = start
+			}
+			return
+		}
+		if u, ok := memberURI(lit); ok {
+			left.nevers--
+			r.never = append(r.never, u)
+			if calledNever == nil {
+				calledNever = make(map[string]bool)
+			}
+			calledNever[lit] = true
+		}
+	}
 	closeObject := func(f frame) {
 		if f.never {
-			// Decoded only here, so that a member past the count of
-			// those kept costs nothing unless its object calls it never.
-			for _, lit := range pend[f.pending:] {
-				if u, ok := memberURI(lit); ok && left.nevers > 0 {
-					left.nevers--
-					r.never = append(r.never, u)
+			for j := range pend[f.pending:] {
+				if p := &pend[f.pending+j]; !p.read {
+					p.read = true
+					readNever(int(p.start), int(p.end))
 				}
 			}
 		}
@@ -1328,7 +1369,21 @@ scan:
 					case r.unread < 0:
 						r.unread = i
 					}
-					pend = append(pend, raw)
+					if stack[len(stack)-1].never {
+						// Its object has called it never already: read
+						// now, it need not wait for the object to close.
+						readNever(i, end)
+					} else {
+						if len(pend) == cap(pend) {
+							// Room for every "uri" key left in the text,
+							// made once: one object may hold hundreds of
+							// thousands, and growing the list by append
+							// took several times their size
+							// (TestNeverNestBounded/never-last).
+							pend = slices.Grow(pend, max(4, len(pend), strings.Count(text[i:], `"uri"`)))
+						}
+						pend = append(pend, pendingURI{start: int32(i), end: int32(end)})
+					}
 				}
 				member = keyOther
 			case inObject && member == keyDisposition:
