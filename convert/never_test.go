@@ -1054,6 +1054,37 @@ func TestNeverNestCountsEachMemberOnce(t *testing.T) {
 	assertHidden(t, ct, "N1 a never after a nest of never objects")
 }
 
+// TestMembersPastReadingWithheld pins S2 and N1 where the reading of a
+// text's JSON stops or skips: past its bound of objects, in a value
+// nested deeper than it reads, after the text's first JSON value, and
+// past the bytes it reads. A "uri" member there that names a never uri
+// with no "://" (which the bare reading would not find) used to show; the
+// rest of the text is now withheld from where the reading left off. A
+// text with no such member there shows whole.
+func TestMembersPastReadingWithheld(t *testing.T) {
+	const uri = "urn:vault.example:NEVER-SIG"
+	member := `{"uri":"` + uri + `"}`
+	never := `{"type":"resource","uri":"` + uri + `","disposition":"never"}`
+	for name, text := range map[string]string{
+		"past-objects":   "[" + strings.Repeat("{},", 1<<14) + member + "]",
+		"escaped-key":    "[" + strings.Repeat("{},", 1<<14) + `{"\u0075ri":"` + uri + `"}]`,
+		"too-deep":       strings.Repeat("[", 70) + member + strings.Repeat("]", 70),
+		"after-value":    `{"a":1} then ` + member,
+		"past-scan-size": `["` + strings.Repeat("x", 4<<20) + `",` + member + "]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			assertHidden(t, c.Ingest(t.Context(), raws(textBlock(t, text), never), convert.Source{Server: "s"}),
+				"S2 a member where the reading of the text's JSON stopped")
+		})
+	}
+	listing := "[" + strings.Repeat(`{"id":1},`, 1<<14) + `{"url":"https://docs.example/a"}]`
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	if h := c.Ingest(t.Context(), raws(textBlock(t, listing)), convert.Source{Server: "s"}).History(); strings.Contains(h, "withheld") {
+		t.Errorf("a listing with no \"uri\" member past the bound of objects lost its rest")
+	}
+}
+
 // phpJSON encodes v as PHP's json_encode does by default: every slash
 // escaped.
 func phpJSON(t *testing.T, v any) string {

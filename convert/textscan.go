@@ -1249,10 +1249,21 @@ func readText(text string, left *textCounts) textReading {
 	if i >= len(text) || (text[i] != '{' && text[i] != '[') {
 		return r
 	}
+	whole := text
 	if len(text) > textScanMax {
 		text = text[:textScanMax]
 	}
 	d := []byte(text)
+	// unreadFrom marks text from i on as not read when it may hold a
+	// "uri" member: a part skipped for its depth, or what follows where
+	// the reading stopped. Whether such a member names a uri the content
+	// calls never is not known, so the rest of the text is withheld from
+	// there (TestMembersPastReadingWithheld).
+	unreadFrom := func(i int, part string) {
+		if r.unread < 0 && mayNameMember(part) {
+			r.unread = i
+		}
+	}
 
 	type frame struct {
 		obj, never bool
@@ -1323,6 +1334,7 @@ scan:
 				if !ok {
 					break scan
 				}
+				unreadFrom(i, text[i:end])
 				i, member = end, keyOther
 				continue
 			}
@@ -1416,5 +1428,19 @@ scan:
 			closeObject(f)
 		}
 	}
+	if i < len(whole) {
+		unreadFrom(i, whole[i:])
+	}
 	return r
+}
+
+// mayNameMember reports whether s may hold a "uri" member: the key as it
+// stands, or with one of its letters escaped.
+func mayNameMember(s string) bool {
+	for _, k := range []string{`"uri"`, `\u0075`, `\u0072`, `\u0069`} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
 }
