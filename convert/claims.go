@@ -83,16 +83,18 @@ func readClaims(blocks []Block, now time.Time) reading {
 			if tr.unread < 0 {
 				r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
 			} else {
-				// A member past the bound, which the views cannot judge:
-				// the rest of the text is withheld, and only the part
-				// before it is read for bare uris.
-				spans := withBareURIs(b.Text[:tr.unread], tr.spans, &readings)
-				if n := len(spans); n > 0 && spans[n-1].rest {
-					// The bare reading withheld the rest before it: one
-					// span, and one notice, to the end.
-					spans[n-1].end = len(b.Text)
-				} else {
-					spans = mergeSpans(spans, []uriSpan{restSpan(b.Text, tr.unread)})
+				// A member past the bound, or a part the JSON reading did
+				// not reach, which the views cannot judge: the rest of the
+				// text is withheld. The bare reading reads up to it, and
+				// on to the end of a uri written across it, which it then
+				// reads whole (TestWithheldRestCutsNoURI); a rest it
+				// withheld itself up to there joins this one, into one
+				// notice (TestOneRestNoticePastBothBounds).
+				cut, _, _ := bareEnd(b.Text, tr.unread)
+				spans := mergeSpans(withBareURIs(b.Text[:cut], tr.spans, &readings), []uriSpan{restSpan(b.Text, tr.unread)})
+				if n := len(spans); n >= 2 && spans[n-2].rest && spans[n-2].end == spans[n-1].start {
+					spans[n-2].end = spans[n-1].end
+					spans = spans[:n-1]
 				}
 				r.spans[i] = spans
 			}

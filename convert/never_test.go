@@ -1085,6 +1085,34 @@ func TestMembersPastReadingWithheld(t *testing.T) {
 	}
 }
 
+// TestWithheldRestCutsNoURI pins S2 where a text's rest is withheld from
+// a point inside a uri it writes out bare: the bare reading must still
+// read the whole uri, not the part before the point. And it pins N1 for
+// JSON lines: a never in a later value of a text governs an earlier one.
+func TestWithheldRestCutsNoURI(t *testing.T) {
+	base := "https://vault.example/take.wav?sig=NEVER-SIG"
+	scanEnd := func(uri string) string {
+		head := "[" + strings.Repeat("1,", 1<<20)
+		cut := strings.Index(uri, "NEVER-SIG") + len("NEVER-SIG")
+		return head + strings.Repeat(" ", (4<<20)-len(head)-cut) + uri + ` {"uri":"a"}]`
+	}
+	for name, tc := range map[string]struct{ text, never string }{
+		"after-first-value": {text: `[1,` + base + `]z {"uri":"a"}`, never: base + "]z"},
+		"after-object":      {text: `{"a":` + base + `}z {"uri":"a"}`, never: base + "}z"},
+		"at-scan-bound":     {text: scanEnd(neverURI + "&x=1"), never: neverURI + "&x=1"},
+		"json-lines":        {text: `{"uri":"` + neverURI + `"}` + "\n" + `{"uri":"` + neverURI + `","disposition":"never"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			blocks := raws(textBlock(t, tc.text))
+			if tc.never != "" {
+				blocks = append(blocks, json.RawMessage(`{"type":"resource","uri":`+strconv.Quote(tc.never)+`,"disposition":"never"}`))
+			}
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			assertHidden(t, c.Ingest(t.Context(), blocks, convert.Source{Server: "s"}), "S2 a withheld rest that starts inside a uri")
+		})
+	}
+}
+
 // phpJSON encodes v as PHP's json_encode does by default: every slash
 // escaped.
 func phpJSON(t *testing.T, v any) string {

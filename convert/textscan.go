@@ -21,7 +21,8 @@ import (
 // The reading is bounded so that no text can make it expensive:
 //
 //   - a text is read only when it opens, after white space, with an object
-//     or an array; any other text is just text;
+//     or an array; any other text is just text. The values after the
+//     first are read too, as in JSON lines;
 //   - at most textScanMax bytes of a text are read;
 //   - objects and arrays nested deeper than textDepthMax are skipped
 //     without being read;
@@ -1358,9 +1359,9 @@ scan:
 			}
 			expectKey, member = false, keyOther
 			i++
-			if len(stack) == 0 {
-				break scan
-			}
+			// A text may hold more than one value (JSON lines): the
+			// reading goes on to the next, whose never governs the
+			// values before it too (TestWithheldRestCutsNoURI).
 		case c == '"':
 			end, ok := stringEnd(d, i)
 			if !ok {
