@@ -70,34 +70,15 @@ func readClaims(blocks []Block, now time.Time) reading {
 			for j := range tr.spans {
 				// A uri the members repeat is keyed once (TestNeverNestBounded).
 				u := tr.spans[j].uri
-				key, ok := memberKeys[u]
-				if !ok {
-					key = readings.key(u)
+				if _, ok := memberKeys[u]; !ok {
 					if memberKeys == nil {
 						memberKeys = make(map[string]string)
 					}
-					memberKeys[u] = key
+					memberKeys[u] = readings.key(u)
 				}
-				tr.spans[j].key = key
+				tr.spans[j].key = memberKeys[u]
 			}
-			if tr.unread < 0 {
-				r.spans[i] = withBareURIs(b.Text, tr.spans, &readings)
-			} else {
-				// A member past the bound, or a part the JSON reading did
-				// not reach, which the views cannot judge: the rest of the
-				// text is withheld. The bare reading reads up to it, and
-				// on to the end of a uri written across it, which it then
-				// reads whole (TestWithheldRestCutsNoURI); a rest it
-				// withheld itself up to there joins this one, into one
-				// notice (TestOneRestNoticePastBothBounds).
-				cut, _, _ := bareEnd(b.Text, tr.unread)
-				spans := mergeSpans(withBareURIs(b.Text[:cut], tr.spans, &readings), []uriSpan{restSpan(b.Text, tr.unread)})
-				if n := len(spans); n >= 2 && spans[n-2].rest && spans[n-2].end == spans[n-1].start {
-					spans[n-2].end = spans[n-1].end
-					spans = spans[:n-1]
-				}
-				r.spans[i] = spans
-			}
+			r.spans[i] = withBareURIsUpTo(b.Text, tr.spans, tr.unread, &readings)
 			for _, u := range tr.never {
 				// A uri called never again costs nothing more: its key
 				// and spellings are made once (TestNeverNestBounded).
@@ -201,4 +182,24 @@ func (c Claims) Expired(uri string) bool {
 // Names reports whether any block of the content names uri.
 func (c Claims) Names(uri string) bool {
 	return c.uris != nil && c.uris[uriform.Canonical(uri)]
+}
+
+// withBareURIsUpTo is [withBareURIs] for a text whose rest from unread
+// (when not -1) is withheld: a "uri" member there is past the bound, or
+// in a part the JSON reading did not reach, and the views cannot judge
+// it. The bare reading reads up to unread, and on to the end of a uri
+// written across it, which it then reads whole (TestWithheldRestCutsNoURI);
+// a rest it withheld itself up to there joins this one, into one notice
+// (TestOneRestNoticePastBothBounds).
+func withBareURIsUpTo(text string, members []uriSpan, unread int, left *readingBudget) []uriSpan {
+	if unread < 0 {
+		return withBareURIs(text, members, left)
+	}
+	cut, _, _ := bareEnd(text, unread)
+	spans := mergeSpans(withBareURIs(text[:cut], members, left), []uriSpan{restSpan(text, unread)})
+	if n := len(spans); n >= 2 && spans[n-2].rest && spans[n-2].end == spans[n-1].start {
+		spans[n-2].end = spans[n-1].end
+		spans = spans[:n-1]
+	}
+	return spans
 }
