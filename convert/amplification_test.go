@@ -452,6 +452,8 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 		{"uri-members-empty", "[", `{"uri":""},`, nil},
 		{"literal-space", "", " ", []string{`{"type":"resource_link","uri":" ","name":"n"}`}},
 		{"literal-never", "", never + " ", []string{jsonText(`[{"uri":"` + never + `","disposition":"never"}]`)}},
+		// A uri without "://", in other letter case.
+		{"literal-urn", "", "U:a ", []string{`{"type":"resource","uri":"u:a","disposition":"never"}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, texts := range []int{1, 64} {

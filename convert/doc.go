@@ -62,12 +62,13 @@
 // uri that holds white space, a quote, an
 // angle bracket, a backslash that looks like such an escape, or another
 // URL, or that starts with more than a scheme before its "://" (as
-// "jar:https://" does), is recognized in a text only as
+// "jar:https://" does), or that has a scheme but no "://" (a urn: or
+// mailto: uri), is recognized in a text only as
 // written by a block of the same content, raw or JSON-escaped as the
 // encoders of Go, Python, PHP and Gson escape, in any ASCII letter case;
 // written out by a later content that has no block naming it, it shows
-// in pieces, and a never or mark on it withholds only a piece that is a
-// uri of its own. Of a text too long, or of texts naming too many uris
+// in pieces (one without "://" whole), and a never or mark on it
+// withholds only a piece that is a uri of its own. Of a text too long, or of texts naming too many uris
 // between them, to be checked whole, the part past the checked one is
 // withheld when it names a uri. Where no white space follows a uri, its
 // end is looked for at the first few marks after its "://", the first

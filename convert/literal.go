@@ -18,16 +18,24 @@ import (
 // server did not escape, or another URL in its query, which RFC 3986
 // allows. A text that writes such a uri out is cut by the bare reading
 // into pieces none of which is the uri, so the views would show it whole,
-// credential and all, even when the content calls it never. The texts are
-// therefore also searched for each such uri as it is written, in ASCII
-// letter case or another, raw or as the contents of a JSON string.
+// credential and all, even when the content calls it never. The bare
+// reading does not see a uri without "://" at all (a urn: or mailto:
+// uri), with the same result. The texts are therefore also searched for
+// each such uri as it is written, in ASCII letter case or another, raw or
+// as the contents of a JSON string.
 
 // literalMax bounds the spellings a content's texts are searched for (a
 // uri has up to thirteen; most have three or four). A
 // content that names more splitting uris than their spellings fill has
 // the part of each text from its first uri on withheld, as a text past the
-// reading's bounds has (see restSpan).
+// reading's bounds has (see restSpan): from its first "://", or from the
+// first place it writes the scheme of one of those uris that lack "://".
 const literalMax = 128
+
+// schemeMax bounds the schemes of uris without "://" kept for that
+// fallback; a content naming such uris of more schemes, or one with no
+// scheme, has every text past literalMax withheld whole.
+const schemeMax = 16
 
 // literal is one spelling of a splitting uri the content names, in lower
 // case, with the uri and its canonical key.
@@ -41,6 +49,13 @@ type literal struct {
 type literals struct {
 	list []literal
 	over bool
+	// schemes holds the schemes of the uris without "://" the content
+	// names, in lower case and each with its colon, up to schemeMax;
+	// anywhere is set past that, or for such a uri with no scheme (one
+	// that splits(), holding a space). They mark where a text may start
+	// writing one out, once over is set.
+	schemes  []string
+	anywhere bool
 	// found counts the places the content's texts write out a spelling,
 	// up to textObjectMax between them: past it, the rest of a text from
 	// its next such place is withheld.
@@ -52,6 +67,9 @@ type literals struct {
 func (l *literals) add(uri, key string) {
 	if uri == "" || len(uri) > maxURIBytes || !splits(uri) {
 		return
+	}
+	if !strings.Contains(uri, "://") {
+		l.addScheme(uri)
 	}
 	for _, s := range spellings(uri) {
 		lower := uriform.LowerASCII(s)
@@ -66,13 +84,43 @@ func (l *literals) add(uri, key string) {
 	}
 }
 
+// addScheme keeps the scheme of uri, a uri without "://".
+func (l *literals) addScheme(uri string) {
+	if !hasScheme(uri) {
+		l.anywhere = true
+		return
+	}
+	s := uriform.LowerASCII(uri[:strings.IndexByte(uri, ':')+1])
+	switch {
+	case slices.Contains(l.schemes, s):
+	case len(l.schemes) == schemeMax:
+		l.anywhere = true
+	default:
+		l.schemes = append(l.schemes, s)
+	}
+}
+
+// hasScheme reports whether uri starts with a scheme and its colon, and
+// goes on past them.
+func hasScheme(uri string) bool {
+	i := strings.IndexByte(uri, ':')
+	return i > 0 && i+1 < len(uri) && isLetter(uri[0]) && schemeStart(uri, i, 0) == 0
+}
+
+// isLetter reports whether c is an ASCII letter, with which a scheme
+// starts.
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
 // splits reports whether the bare reading would not take uri whole: it
-// holds white space, a double quote, a backtick, an angle bracket, a
-// backslash (which the reading may take for a JSON escape), or a second
-// "://", or its first "://" follows more than a scheme (as in
-// "jar:https://"), where the reading would start late.
+// has a scheme but no "://" (as a urn: or mailto: uri has), or holds
+// white space, a double quote, a backtick, an angle bracket, a backslash
+// (which the reading may take for a JSON escape), or a second "://", or
+// its first "://" follows more than a scheme (as in "jar:https://"),
+// where the reading would start late. A never on a string with no scheme
+// (as "/") names no uri a text could write out.
 func splits(uri string) bool {
-	if i := strings.Index(uri, "://"); i >= 0 && (schemeStart(uri, i, 0) != 0 || strings.Contains(uri[i+len("://"):], "://")) {
+	i := strings.Index(uri, "://")
+	if i < 0 && hasScheme(uri) || i >= 0 && (schemeStart(uri, i, 0) != 0 || strings.Contains(uri[i+len("://"):], "://")) {
 		return true
 	}
 	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>\\", r) })
@@ -141,8 +189,8 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 		scan = scan[:textScanMax]
 	}
 	if l.over {
-		if k, _ := nextSep(scan, 0); k >= 0 {
-			return mergeSpans(spans, []uriSpan{restSpan(text, schemeStart(scan, k, 0))})
+		if k := l.firstPlace(text, scan); k >= 0 {
+			return mergeSpans(spans, []uriSpan{restSpan(text, k)})
 		}
 		return spans
 	}
@@ -185,6 +233,38 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 		return spans
 	}
 	return mergeSpans(spans, found)
+}
+
+// firstPlace returns where the checked part scan of text may first write
+// out a uri the content names, for a content past literalMax: its first
+// "://", or the first place it writes one of l.schemes (also across the
+// end of scan), or its start when l.anywhere is set; -1 when it writes
+// none of those.
+func (l *literals) firstPlace(text, scan string) int {
+	if l.anywhere {
+		if scan == "" {
+			return -1
+		}
+		return 0
+	}
+	first := -1
+	if k, _ := nextSep(scan, 0); k >= 0 {
+		first = schemeStart(scan, k, 0)
+	}
+	if len(l.schemes) == 0 {
+		return first
+	}
+	longest := 0
+	for _, s := range l.schemes {
+		longest = max(longest, len(s))
+	}
+	lower := uriform.LowerASCII(text[:min(len(text), len(scan)+longest-1)])
+	for _, s := range l.schemes {
+		if i := strings.Index(lower, s); i >= 0 && i < len(scan) && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
 }
 
 // mergeSpans returns the spans of a and b in text order, each group that

@@ -944,6 +944,62 @@ func TestSplittingPastTheBoundEscaped(t *testing.T) {
 	}
 }
 
+// TestNeverURIWithoutSeparatorInText pins S2 and N2 for a never uri with
+// no "://" (a urn, a mailto), which the bare reading does not recognize:
+// where a text of the same content writes it out, in prose, under any
+// JSON key or in other letter case, the views withhold it, whether a
+// block or the JSON of a text calls it never, and also past the bound of
+// the uris the texts are searched for. A plain one shows as written,
+// until a later content marks it (N1).
+func TestNeverURIWithoutSeparatorInText(t *testing.T) {
+	const urn = "urn:vault.example:take:NEVER-SIG"
+	const mailto = "mailto:ops@vault.example?subject=NEVER-SIG"
+	neverOf := func(u string) string { return `{"type":"resource","uri":"` + u + `","disposition":"never"}` }
+	text := func(s string) string { return textBlock(t, s) }
+	var plenty []string // more plain uris than the search takes
+	for i := range 140 {
+		plenty = append(plenty, `{"type":"resource_link","uri":"urn:other.example:`+strconv.Itoa(i)+`","name":"n"}`)
+	}
+	var schemes []string // as many, of more schemes than the fallback keeps
+	for i := range 140 {
+		schemes = append(schemes, `{"type":"resource_link","uri":"s`+strconv.Itoa(i%20)+`:other.example:`+strconv.Itoa(i)+`","name":"n"}`)
+	}
+	for _, tt := range []struct {
+		name   string
+		blocks []string
+	}{
+		{"block-prose", []string{neverOf(urn), text("the take is " + urn + ", ready")}},
+		{"block-json-other-key", []string{neverOf(urn), text(`{"id":"` + urn + `"}`)}},
+		{"block-upper-case", []string{neverOf(urn), text("at " + strings.ToUpper(urn[:4]) + urn[4:])}},
+		{"mailto-markdown", []string{neverOf(mailto), text("[write to ops](" + mailto + ")")}},
+		{"text-json-same-text", []string{text(`{"uri":"` + urn + `","disposition":"never"} then ` + urn)}},
+		{"text-json-other-text", []string{text(`{"uri":"` + urn + `","disposition":"never"}`), text("see " + urn)}},
+		{"past-the-bound", append(plenty, neverOf(urn), text("intro; saved as "+urn))},
+		{"past-the-bound-text-json", append(plenty, text(`[{"uri":"`+urn+`","disposition":"never"}]`), text("saved as "+urn))},
+		{"past-the-bound-many-schemes", append(schemes, neverOf(urn), text("saved as "+urn))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			ct := c.Ingest(t.Context(), raws(tt.blocks...), convert.Source{Server: "s", Tool: "t"})
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "NEVER-SIG") || strings.Contains(v, "vault.example") {
+					t.Errorf("S2: a text writing out a never uri with no \"://\" shows it:\n%.300s", v)
+				}
+			}
+		})
+	}
+
+	// A plain one shows as it is, until a later content marks it.
+	reg := newRegistry(t)
+	c := mustConverter(t, reg, convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(text("at "+urn+" now"), `{"type":"resource","uri":"`+urn+`"}`), convert.Source{Server: "s"})
+	if h := ct.History(); !strings.Contains(h, "at "+urn+" now") {
+		t.Errorf("a uri nobody withholds was changed:\n%s", h)
+	}
+	c.Ingest(t.Context(), raws(neverOf(urn)), convert.Source{Server: "s"})
+	assertHidden(t, ct, "N1 a later never for a uri with no \"://\" an earlier text writes out")
+}
+
 // TestNeverAfterReadingBudget pins S2 for the readings budget the texts of
 // a content share: once an earlier text has used it up, a never uri a
 // later text writes out is withheld, whether this content calls it never
