@@ -454,6 +454,8 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 		{"literal-never", "", never + " ", []string{jsonText(`[{"uri":"` + never + `","disposition":"never"}]`)}},
 		// A uri without "://", in other letter case.
 		{"literal-urn", "", "U:a ", []string{`{"type":"resource","uri":"u:a","disposition":"never"}`}},
+		// Both: members to parse, and places of a plain uri without "://".
+		{"literal-urn-members", "[", `{"uri":"HTTP://H.EX/A","i":"U:A"},`, []string{`{"type":"resource_link","uri":"u:a","name":"n"}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, texts := range []int{1, 64} {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"slices"
 	"time"
 
 	"github.com/mcplrefs/refcore/internal/uriform"
@@ -63,7 +64,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 			key := uriform.Canonical(u)
 			c.add(key, true)
 			extra = append(extra, never{u, key})
-			lits.add(u, key)
+			lits.add(u, key, true)
 		}
 		if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
 			tr := readText(b.Text, &counts)
@@ -91,7 +92,7 @@ func readClaims(blocks []Block, now time.Time) reading {
 				seenNever[u] = true
 				key := uriform.Canonical(u)
 				c.add(key, true)
-				lits.add(u, key)
+				lits.add(u, key, true)
 				if textMarks < textMarkMax {
 					extra = append(extra, never{u, key})
 					textMarks++
@@ -113,13 +114,18 @@ func readClaims(blocks []Block, now time.Time) reading {
 		}
 	}
 	// A text may write out a uri the content names in a spelling the bare
-	// reading splits: its spans get those places too.
-	for i, b := range blocks {
-		if b.Testimony.Has(FieldURI) {
-			lits.add(b.Testimony.URI, r.keys[i])
+	// reading splits: its spans get those places too. The uris called
+	// never take the search's places first.
+	if hasText(blocks) {
+		for _, never := range []bool{true, false} {
+			for i, b := range blocks {
+				if b.Testimony.Has(FieldURI) && c.neverKey(r.keys[i]) == never {
+					lits.add(b.Testimony.URI, r.keys[i], never)
+				}
+			}
 		}
 	}
-	if len(lits.list) > 0 || lits.over {
+	if lits.active() {
 		for i, b := range blocks {
 			if b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded) {
 				r.spans[i] = lits.withLiterals(b.Text, r.spans[i])
@@ -147,6 +153,13 @@ func readClaims(blocks []Block, now time.Time) reading {
 		}
 	}
 	return r
+}
+
+// hasText reports whether any of blocks has a text the views show.
+func hasText(blocks []Block) bool {
+	return slices.ContainsFunc(blocks, func(b Block) bool {
+		return b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded)
+	})
 }
 
 // add records that the content names the uri with canonical key key, and

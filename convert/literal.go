@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,35 +26,46 @@ import (
 // as the contents of a JSON string.
 
 // literalMax bounds the spellings a content's texts are searched for (a
-// uri has up to thirteen; most have three or four). A
-// content that names more splitting uris than their spellings fill has
-// the part of each text from its first uri on withheld, as a text past the
-// reading's bounds has (see restSpan): from its first "://", or from the
-// first place it writes the scheme of one of those uris that lack "://".
+// uri has up to thirteen; most have three or four). The uris a content
+// calls never take their places first. Past the bound, each text is
+// withheld from the first place it may write out a uri the search could
+// not take, as a text past the reading's bounds is (see restSpan): from
+// its first "://", or, for a never uri that starts with a scheme of its
+// own before any "://" (a urn: or mailto: uri), from the first place it
+// writes that scheme. A uri without "://" that nobody calls never is
+// left out without that: only a mark made on it later could need it.
 const literalMax = 128
 
-// schemeMax bounds the schemes of uris without "://" kept for that
-// fallback; a content naming such uris of more schemes, or one with no
-// scheme, has every text past literalMax withheld whole.
+// schemeMax bounds the schemes kept for those fallbacks; past it, or for a
+// uri without "://" that has no scheme, any place may start one.
 const schemeMax = 16
 
+// twinMax bounds the other uris a spelling stands for: uris that differ
+// only in the letter case of their paths, whose keys differ.
+const twinMax = 8
+
 // literal is one spelling of a splitting uri the content names, in lower
-// case, with the uri and its canonical key.
+// case, with the uri and its canonical key, and the other uris (and
+// their keys) spelled the same but for letter case. alts and altKeys are
+// clipped, so a span that adds to them copies them.
 type literal struct {
 	lower, uri, key string
+	alts, altKeys   []string
+	pat             []byte // lower, to search with
 }
 
 // literals collects the spellings of the uris a content names (with their
-// canonical keys) that the bare reading would split. over is set when
-// there are more than literalMax.
+// canonical keys) that the bare reading would split, up to literalMax.
 type literals struct {
 	list []literal
-	over bool
-	// schemes holds the schemes of the uris without "://" the content
-	// names, in lower case and each with its colon, up to schemeMax;
-	// anywhere is set past that, or for such a uri with no scheme (one
-	// that splits(), holding a space). They mark where a text may start
-	// writing one out, once over is set.
+	// dropSep is set when a uri holding "://" was left out, and
+	// dropScheme when a never uri with a scheme of its own before any
+	// "://" was.
+	dropSep, dropScheme bool
+	// schemes holds, in lower case and each with its colon, the schemes
+	// of the uris without "://" listed, and of the never uris behind
+	// dropScheme, up to schemeMax; anywhere is set past that, or for such
+	// a uri with no scheme (one that splits() for a space it holds).
 	schemes  []string
 	anywhere bool
 	// found counts the places the content's texts write out a spelling,
@@ -63,28 +75,57 @@ type literals struct {
 }
 
 // add takes uri, with canonical key key, when the bare reading would not
-// read it whole.
-func (l *literals) add(uri, key string) {
+// read it whole; never says whether the content calls it never. White
+// space and invisible characters around it, which its key leaves out,
+// are left out of its spellings too.
+func (l *literals) add(uri, key string, never bool) {
+	uri = uriform.Trim(uri)
 	if uri == "" || len(uri) > maxURIBytes || !splits(uri) {
 		return
+	}
+	if len(l.list) == literalMax {
+		l.drop(uri, never)
+		return
+	}
+	for _, s := range spellings(uri) {
+		lower := uriform.LowerASCII(s)
+		if i := slices.IndexFunc(l.list, func(x literal) bool { return x.lower == lower }); i >= 0 {
+			l.list[i].twin(uri, key)
+			continue
+		}
+		if len(l.list) == literalMax {
+			l.drop(uri, never)
+			return
+		}
+		l.list = append(l.list, literal{lower: lower, uri: uri, key: key, pat: []byte(lower)})
 	}
 	if !strings.Contains(uri, "://") {
 		l.addScheme(uri)
 	}
-	for _, s := range spellings(uri) {
-		lower := uriform.LowerASCII(s)
-		if slices.ContainsFunc(l.list, func(x literal) bool { return x.lower == lower }) {
-			continue
-		}
-		if len(l.list) == literalMax {
-			l.over = true
-			return
-		}
-		l.list = append(l.list, literal{lower: lower, uri: uri, key: key})
+}
+
+// twin records that uri, with key key, has the spelling x has too.
+func (x *literal) twin(uri, key string) {
+	if key == x.key || slices.Contains(x.altKeys, key) || len(x.altKeys) == twinMax {
+		return
+	}
+	x.alts = slices.Clip(append(x.alts, uri))
+	x.altKeys = slices.Clip(append(x.altKeys, key))
+}
+
+// drop records that uri, left out of the search, may be written anywhere.
+func (l *literals) drop(uri string, never bool) {
+	i := strings.Index(uri, "://")
+	if i >= 0 {
+		l.dropSep = true
+	}
+	if never && (i < 0 || schemeStart(uri, i, 0) != 0) {
+		l.dropScheme = true
+		l.addScheme(uri)
 	}
 }
 
-// addScheme keeps the scheme of uri, a uri without "://".
+// addScheme keeps the scheme of uri.
 func (l *literals) addScheme(uri string) {
 	if !hasScheme(uri) {
 		l.anywhere = true
@@ -99,6 +140,9 @@ func (l *literals) addScheme(uri string) {
 		l.schemes = append(l.schemes, s)
 	}
 }
+
+// active reports whether a text may hold a place the search withholds.
+func (l *literals) active() bool { return len(l.list) > 0 || l.dropSep || l.dropScheme }
 
 // hasScheme reports whether uri starts with a scheme and its colon, and
 // goes on past them.
@@ -183,51 +227,60 @@ func asciiEscaped(s string) string {
 // withLiterals adds to spans, a text's spans in order, a span for each
 // place within the text's first textScanMax bytes that writes out one of
 // the spellings in l, and merges the spans that overlap (see mergeSpans).
+// The rest of the text is withheld from the first place that may write
+// out a uri left out of the search, and from the end of the checked part
+// when the part past it may write out one of the uris without "://"
+// listed.
 func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
-	scan := text
-	if len(scan) > textScanMax {
-		scan = scan[:textScanMax]
+	scan := text[:min(len(text), textScanMax)]
+	rest := l.firstDropped(text, scan)
+	if rest < 0 && len(text) > len(scan) && l.mayName(text[len(scan):]) {
+		rest = len(scan)
 	}
-	if l.over {
-		if k := l.firstPlace(text, scan); k >= 0 {
-			return mergeSpans(spans, []uriSpan{restSpan(text, k)})
-		}
-		return spans
+	limit := len(scan) // places are looked for before it
+	if rest >= 0 {
+		limit = min(limit, rest)
 	}
-	// A spelling that starts within the checked part is found whole, even
-	// when it runs past its end.
+	// A spelling that starts before the limit is found whole, even when
+	// it runs past it.
 	longest := 0
 	for _, lit := range l.list {
-		longest = max(longest, len(lit.lower))
+		longest = max(longest, len(lit.pat))
 	}
-	reach := text[:min(len(text), len(scan)+longest-1)]
+	reach := text[:min(len(text), limit+longest-1)]
 	var found []uriSpan
-	var lower string // reach in lower case, made at the first need
-	for x, lit := range l.list {
-		if lower == "" {
-			lower = uriform.LowerASCII(reach)
-		}
-		for from := 0; ; {
-			k := strings.Index(lower[from:], lit.lower)
-			if k < 0 || k+from >= len(scan) {
-				break
-			}
-			k += from
-			if l.found == textObjectMax {
-				// Past the count, the rest is withheld from the first
-				// place of this spelling or of one not looked for yet.
-				for _, later := range l.list[x+1:] {
-					// One that starts before k, even if it ends past it.
-					if i := strings.Index(lower[:min(len(lower), k+len(later.lower)-1)], later.lower); i >= 0 {
-						k = i
-					}
+	var win []byte // the part of reach searched, in lower case
+	for off := 0; off < limit && len(l.list) > 0; off += litWindow {
+		end := min(limit, off+litWindow) // places in this part start before end
+		win = lowerInto(win[:0], reach[off:min(len(reach), end+longest-1)])
+		for x, lit := range l.list {
+			for from := 0; ; {
+				k := bytes.Index(win[from:], lit.pat)
+				if k < 0 || off+from+k >= end {
+					break
 				}
-				return mergeSpans(spans, append(found, restSpan(text, k)))
+				k += from
+				if l.found == textObjectMax {
+					// Past the count, the rest is withheld from the first
+					// place of this spelling or of one not looked for yet
+					// in this part (the parts before are searched).
+					for _, later := range l.list[x+1:] {
+						// One that starts before k, even if it ends past it.
+						if i := bytes.Index(win[:min(len(win), k+len(later.pat)-1)], later.pat); i >= 0 {
+							k = i
+						}
+					}
+					return mergeSpans(spans, append(found, restSpan(text, off+k)))
+				}
+				l.found++
+				found = appendSpan(found, uriSpan{start: off + k, end: off + k + len(lit.pat), uri: lit.uri, key: lit.key,
+					alts: lit.alts, altKeys: lit.altKeys, bare: true})
+				from = k + 1
 			}
-			l.found++
-			found = append(found, uriSpan{start: k, end: k + len(lit.lower), uri: lit.uri, key: lit.key, bare: true})
-			from = k + 1
 		}
+	}
+	if rest >= 0 {
+		found = append(found, restSpan(text, rest))
 	}
 	if len(found) == 0 {
 		return spans
@@ -235,36 +288,88 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 	return mergeSpans(spans, found)
 }
 
-// firstPlace returns where the checked part scan of text may first write
-// out a uri the content names, for a content past literalMax: its first
-// "://", or the first place it writes one of l.schemes (also across the
-// end of scan), or its start when l.anywhere is set; -1 when it writes
-// none of those.
-func (l *literals) firstPlace(text, scan string) int {
-	if l.anywhere {
-		if scan == "" {
-			return -1
-		}
-		return 0
+// litWindow is how much of a text the search puts in lower case at a
+// time: a copy of a whole long text took as much again as the text
+// (TestLiteralSearchBounded).
+const litWindow = 64 << 10
+
+// lowerInto appends s to dst in ASCII lower case.
+func lowerInto(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = append(dst, s...)
+	for i := n; i < len(dst); i++ {
+		dst[i] = asciiLower(dst[i])
 	}
+	return dst
+}
+
+// firstDropped returns where the checked part scan of text may first
+// write out a uri left out of the search: its first "://" (dropSep), or
+// the first place it writes one of l.schemes, also across the end of
+// scan, or its start when l.anywhere is set (dropScheme); -1 when none.
+func (l *literals) firstDropped(text, scan string) int {
 	first := -1
-	if k, _ := nextSep(scan, 0); k >= 0 {
-		first = schemeStart(scan, k, 0)
+	if l.dropSep {
+		if k, _ := nextSep(scan, 0); k >= 0 {
+			first = schemeStart(scan, k, 0)
+		}
 	}
-	if len(l.schemes) == 0 {
+	if !l.dropScheme || scan == "" {
 		return first
+	}
+	if l.anywhere {
+		return 0
 	}
 	longest := 0
 	for _, s := range l.schemes {
 		longest = max(longest, len(s))
 	}
-	lower := uriform.LowerASCII(text[:min(len(text), len(scan)+longest-1)])
-	for _, s := range l.schemes {
-		if i := strings.Index(lower, s); i >= 0 && i < len(scan) && (first < 0 || i < first) {
-			first = i
-		}
+	if i := schemePlace(text[:min(len(text), len(scan)+longest-1)], l.schemes); i >= 0 && i < len(scan) && (first < 0 || i < first) {
+		first = i
 	}
 	return first
+}
+
+// mayName reports whether part, the part of a text past what is checked,
+// may write out one of the uris without "://" the search lists.
+func (l *literals) mayName(part string) bool {
+	if l.anywhere {
+		return part != ""
+	}
+	return len(l.schemes) > 0 && schemePlace(part, l.schemes) >= 0
+}
+
+// schemePlace returns where s first writes one of schemes (each in lower
+// case, with its colon) in any ASCII letter case, or -1. It reads s once,
+// from colon to colon, and copies nothing.
+func schemePlace(s string, schemes []string) int {
+	for from := 0; ; {
+		c := strings.IndexByte(s[from:], ':')
+		if c < 0 {
+			return -1
+		}
+		c += from
+		first := -1
+		for _, sc := range schemes {
+			// A longer scheme that ends at this colon starts earlier; no
+			// scheme ending at a later colon can (a scheme holds none).
+			if i := c + 1 - len(sc); i >= 0 && (first < 0 || i < first) && asciiLower(s[i]) == sc[0] && strings.EqualFold(s[i:c+1], sc) {
+				first = i
+			}
+		}
+		if first >= 0 {
+			return first
+		}
+		from = c + 1
+	}
+}
+
+// asciiLower returns c in lower case if it is an ASCII letter.
+func asciiLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // mergeSpans returns the spans of a and b in text order, each group that

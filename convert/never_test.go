@@ -961,9 +961,15 @@ func TestNeverURIWithoutSeparatorInText(t *testing.T) {
 		plenty = append(plenty, `{"type":"resource_link","uri":"urn:other.example:`+strconv.Itoa(i)+`","name":"n"}`)
 	}
 	var schemes []string // as many, of more schemes than the fallback keeps
+	var nevers []string  // more never uris than the search takes
 	for i := range 140 {
 		schemes = append(schemes, `{"type":"resource_link","uri":"s`+strconv.Itoa(i%20)+`:other.example:`+strconv.Itoa(i)+`","name":"n"}`)
+		nevers = append(nevers, neverOf("urn:other.example:"+strconv.Itoa(i)))
 	}
+	const mailtoURL = "mailto:ops@vault.example?subject=NEVER-SIG&body=https://docs.example/runbook"
+	big := strings.Repeat("x", 4<<20) // the part of a text that is checked
+	// after is base and then more, in a slice of their own.
+	after := func(base []string, more ...string) []string { return append(slices.Clip(base), more...) }
 	for _, tt := range []struct {
 		name   string
 		blocks []string
@@ -974,12 +980,26 @@ func TestNeverURIWithoutSeparatorInText(t *testing.T) {
 		{"mailto-markdown", []string{neverOf(mailto), text("[write to ops](" + mailto + ")")}},
 		{"text-json-same-text", []string{text(`{"uri":"` + urn + `","disposition":"never"} then ` + urn)}},
 		{"text-json-other-text", []string{text(`{"uri":"` + urn + `","disposition":"never"}`), text("see " + urn)}},
-		{"past-the-bound", append(plenty, neverOf(urn), text("intro; saved as "+urn))},
-		{"past-the-bound-text-json", append(plenty, text(`[{"uri":"`+urn+`","disposition":"never"}]`), text("saved as "+urn))},
-		{"past-the-bound-many-schemes", append(schemes, neverOf(urn), text("saved as "+urn))},
+		{"past-the-bound", after(plenty, neverOf(urn), text("intro; saved as "+urn))},
+		{"past-the-bound-text-json", after(plenty, text(`[{"uri":"`+urn+`","disposition":"never"}]`), text("saved as "+urn))},
+		{"past-the-bound-many-schemes", after(schemes, neverOf(urn), text("saved as "+urn))},
+		// The never uris past the bound themselves: the rest of a text is
+		// withheld from their scheme, also when "://" comes later in one.
+		{"past-the-bound-nevers", after(nevers, neverOf(urn), text("saved as "+urn))},
+		{"past-the-bound-nevers-url-inside", after(nevers, neverOf(mailtoURL), text("write to "+mailtoURL))},
+		// A plain uri that differs only in letter case comes first.
+		{"case-twin", []string{`{"type":"resource_link","uri":"` + strings.ToLower(urn) + `","name":"n"}`, neverOf(urn), text("saved as " + urn)}},
+		// Past the checked part of a long text.
+		{"past-the-checked-part", []string{neverOf(urn), text(big + " saved as " + urn)}},
+		{"at-the-checked-part", []string{neverOf(urn), text(big + urn)}},
+		{"past-the-checked-part-and-bound", after(nevers, neverOf(urn), text(big+" saved as "+urn))},
+		// Characters around the uri that its key leaves out.
+		{"invisible-before", []string{neverOf("\u200b" + urn), text("saved as " + urn)}},
+		{"newline-after", []string{neverOf(urn + `\n`), text("(" + urn + ")")}},
+		{"text-json-space-after", []string{text(`{"uri":"` + urn + ` ","disposition":"never"}`), text("saved as " + urn + ".")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
 			ct := c.Ingest(t.Context(), raws(tt.blocks...), convert.Source{Server: "s", Tool: "t"})
 			for _, v := range views(t, ct) {
 				if strings.Contains(v, "NEVER-SIG") || strings.Contains(v, "vault.example") {
@@ -998,6 +1018,53 @@ func TestNeverURIWithoutSeparatorInText(t *testing.T) {
 	}
 	c.Ingest(t.Context(), raws(neverOf(urn)), convert.Source{Server: "s"})
 	assertHidden(t, ct, "N1 a later never for a uri with no \"://\" an earlier text writes out")
+
+	// The same where another plain reference differs only in letter case.
+	c = mustConverter(t, newRegistry(t), convert.Policy{})
+	ct = c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+strings.ToLower(urn)+`"}`, `{"type":"resource","uri":"`+urn+`"}`,
+		text("at "+urn+" now")), convert.Source{Server: "s"})
+	c.Ingest(t.Context(), raws(neverOf(urn)), convert.Source{Server: "s"})
+	if showsSecret(t, ct) {
+		t.Error("N1: a later never for one of two uris differing in letter case shows it where an earlier text writes it")
+	}
+}
+
+// TestPlainURIsWithoutSeparatorKeepTexts pins the other side of S2 for
+// uris with no "://" that nobody calls never: a content naming more of
+// them than the search for such uris takes (a bibliography of urn:isbn
+// links, a contact list of mailto links, tags of many schemes) shows its
+// texts whole, as it did before they were searched for.
+func TestPlainURIsWithoutSeparatorKeepTexts(t *testing.T) {
+	link := func(u string) string { return `{"type":"resource_link","uri":"` + u + `","name":"n"}` }
+	var isbn, mailto, tags, schemes []string
+	var contacts strings.Builder
+	for i := range 130 {
+		isbn = append(isbn, link("urn:isbn:978"+strconv.Itoa(1000000000+i)))
+		tags = append(tags, link("tag:blog.example,2026:post-"+strconv.Itoa(i)))
+		schemes = append(schemes, link("s"+strconv.Itoa(i%17)+":item-"+strconv.Itoa(i)))
+	}
+	for i := range 50 {
+		u := "mailto:user" + strconv.Itoa(i) + "@corp.example?subject=Hello&body=Hi"
+		mailto = append(mailto, link(u))
+		contacts.WriteString(u + "\n")
+	}
+	for _, tt := range []struct {
+		name, text string
+		blocks     []string
+	}{
+		{"isbn", "Found 130 books. First: urn:isbn:9781000000000 (see https://books.example/b)", isbn},
+		{"mailto", "Contacts:\n" + contacts.String(), mailto},
+		{"tags", "Posts tagged (hashtag: golang), first tag:blog.example,2026:post-0", tags},
+		{"17-schemes", "Hello, this text names no uri at all.", schemes},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			ct := c.Ingest(t.Context(), raws(append([]string{textBlock(t, tt.text)}, tt.blocks...)...), convert.Source{Server: "s"})
+			if h := ct.History(); !strings.HasPrefix(h, tt.text) {
+				t.Errorf("a text naming no never uri lost a part:\n%.300s", h)
+			}
+		})
+	}
 }
 
 // TestNeverAfterReadingBudget pins S2 for the readings budget the texts of

@@ -618,6 +618,10 @@ func schemeEnd(t string) int {
 // shared with label.
 func invisibleOrSpace(r rune) bool { return unicode.IsSpace(r) || label.Removed(r) }
 
+// Trim returns s without the white space and invisible characters around
+// it, which [Key] leaves out of a key.
+func Trim(s string) string { return strings.TrimFunc(s, invisibleOrSpace) }
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
