@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -473,6 +474,38 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 				if p := convert.PushJSON(push); strings.Contains(h, never) || strings.Contains(p, never) {
 					t.Errorf("N1: a view of %d texts shows the never uri", texts)
 				}
+			}
+		})
+	}
+}
+
+// TestLiteralSpellingsBounded pins L5 for the spellings of the uris a
+// content names that the bare reading does not take whole: a uri linked
+// again, or in another letter case, is spelled once. 3,000 links to
+// letter-case twins of a 4 KiB urn beside a short text took 74 times the
+// content to ingest, and 3,000 links to the same urn 43 times.
+func TestLiteralSpellingsBounded(t *testing.T) {
+	long := "urn:vault.example:" + strings.Repeat("a/b\u00e9=", 660)
+	link := func(u string) string { return `{"type":"resource_link","uri":"` + u + `","name":"n"}` }
+	for name, uris := range map[string][]string{
+		"twins":    caseTwins(long, 3000, len("urn:")),
+		"repeated": slices.Repeat([]string{long}, 3000),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var blocks []string
+			for _, u := range uris {
+				blocks = append(blocks, link(u))
+			}
+			blk := raws(append(blocks, textBlock(t, "see the attached takes"))...)
+			size := 0
+			for _, b := range blk {
+				size += len(b)
+			}
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 8 << 20})
+			got := allocated(func() { c.Ingest(t.Context(), blk, convert.Source{Server: "s", Tool: "t"}) })
+			t.Logf("ingesting %d KiB of blocks allocated %d KiB", size>>10, got>>10)
+			if got > eightTimes(size) {
+				t.Errorf("L5: ingesting %d KiB of links allocated %d KiB, over eight times the content", size>>10, got>>10)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcplrefs/refcore/internal/uriform"
@@ -42,8 +43,10 @@ type reading struct {
 // at now. Besides each block's own testimony it reads the never a block
 // rejected whole still states, and the nevers the JSON in a text or an
 // embedded resource's text holds (within the bounds readText documents).
-// It reads only the blocks given.
-func readClaims(blocks []Block, now time.Time) reading {
+// It reads only the blocks given, and asks marked (when not nil) about
+// the canonical forms of the few uris whose places in its texts it looks
+// for by their spellings (see literal.go), which go first when marked.
+func readClaims(blocks []Block, now time.Time, marked func(key string) bool) reading {
 	r := reading{keys: make([]string, len(blocks)), spans: make([][]uriSpan, len(blocks))}
 	c := &r.claims
 	// extra holds the uris called never outside any reference's
@@ -115,12 +118,27 @@ func readClaims(blocks []Block, now time.Time) reading {
 	}
 	// A text may write out a uri the content names in a spelling the bare
 	// reading splits: its spans get those places too. The uris called
-	// never take the search's places first.
+	// never or marked take the search's places first, then those holding
+	// "://" (which the search cannot leave out without withholding the
+	// rest of a text from its first "://"), then the rest.
 	if hasText(blocks) {
-		for _, never := range []bool{true, false} {
+		rank := make([]int8, len(blocks))
+		for i, b := range blocks {
+			switch key := r.keys[i]; {
+			case !b.Testimony.Has(FieldURI) || !literalCandidate(b.Testimony.URI):
+				rank[i] = -1
+			case c.neverKey(key) || marked != nil && marked(key):
+				rank[i] = 0
+			case strings.Contains(b.Testimony.URI, "://"):
+				rank[i] = 1
+			default:
+				rank[i] = 2
+			}
+		}
+		for want := range int8(3) {
 			for i, b := range blocks {
-				if b.Testimony.Has(FieldURI) && c.neverKey(r.keys[i]) == never {
-					lits.add(b.Testimony.URI, r.keys[i], never)
+				if rank[i] == want {
+					lits.add(b.Testimony.URI, r.keys[i], want == 0)
 				}
 			}
 		}

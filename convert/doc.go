@@ -69,11 +69,13 @@
 // written out by a later content that has no block naming it, it shows
 // in pieces (one without "://" whole), and a never or mark on it
 // withholds only a piece that is a uri of its own. The texts are searched
-// for up to 128 spellings of such uris, those the content calls never
-// first; past that, a text is withheld from the first place it may write
-// out a never one left out, and a uri without "://" that nobody calls
-// never is not looked for, so a mark made on it later does not reach
-// the texts. Of a text too long, or of texts naming too many uris
+// for up to 128 spellings of such uris, first those the content calls
+// never or a server is known to have marked; past that, a text is
+// withheld from the first place it may write out a never one left out,
+// and a uri without "://" that nobody calls never is not looked for, so
+// a mark made on it later does not reach the texts. A spelling that more
+// than eight of a content's uris share (uris differing only in letter
+// case) is withheld wherever a text writes it. Of a text too long, or of texts naming too many uris
 // between them, to be checked whole, the part past the checked one is
 // withheld when it names a uri. Where no white space follows a uri, its
 // end is looked for at the first few marks after its "://", the first

@@ -27,45 +27,56 @@ import (
 
 // literalMax bounds the spellings a content's texts are searched for (a
 // uri has up to thirteen; most have three or four). The uris a content
-// calls never take their places first. Past the bound, each text is
-// withheld from the first place it may write out a uri the search could
-// not take, as a text past the reading's bounds is (see restSpan): from
-// its first "://", or, for a never uri that starts with a scheme of its
-// own before any "://" (a urn: or mailto: uri), from the first place it
-// writes that scheme. A uri without "://" that nobody calls never is
-// left out without that: only a mark made on it later could need it.
+// calls never, or that the registrar knows a server marked, take their
+// places first, then those holding "://", then the rest. Past the bound,
+// each text is withheld from the first place it may write out a uri the
+// search could not take, as a text past the reading's bounds is (see
+// restSpan): from its first "://", or, for a never uri that starts with a
+// scheme of its own before any "://" (a urn: or mailto: uri), from the
+// first place it writes that scheme. A uri without "://" that nobody
+// calls never is left out without that: only a mark made on it later
+// could need it.
 const literalMax = 128
 
-// schemeMax bounds the schemes kept for those fallbacks; past it, or for a
-// uri without "://" that has no scheme, any place may start one.
+// schemeMax bounds the schemes kept of never uris with one before any
+// "://"; past it, or for a never uri without "://" that has no scheme,
+// any place may start one.
 const schemeMax = 16
 
 // twinMax bounds the other uris a spelling stands for: uris that differ
-// only in the letter case of their paths, whose keys differ.
+// only in the letter case of their paths, whose keys differ. Past it,
+// every place of the spelling is withheld.
 const twinMax = 8
 
 // literal is one spelling of a splitting uri the content names, in lower
 // case, with the uri and its canonical key, and the other uris (and
 // their keys) spelled the same but for letter case. alts and altKeys are
-// clipped, so a span that adds to them copies them.
+// clipped, so a span that adds to them copies them. always is set when
+// more uris than twinMax share the spelling.
 type literal struct {
 	lower, uri, key string
 	alts, altKeys   []string
 	pat             []byte // lower, to search with
+	always          bool
 }
 
 // literals collects the spellings of the uris a content names (with their
 // canonical keys) that the bare reading would split, up to literalMax.
 type literals struct {
 	list []literal
+	// spelled maps each uri spelled, in ASCII lower case, to the places
+	// of its spellings in list, so that a uri named again, in whatever
+	// letter case, is not spelled again.
+	spelled map[string]spelledURI
 	// dropSep is set when a uri holding "://" was left out, and
 	// dropScheme when a never uri with a scheme of its own before any
 	// "://" was.
 	dropSep, dropScheme bool
 	// schemes holds, in lower case and each with its colon, the schemes
-	// of the uris without "://" listed, and of the never uris behind
-	// dropScheme, up to schemeMax; anywhere is set past that, or for such
-	// a uri with no scheme (one that splits() for a space it holds).
+	// of the never uris with one before any "://", up to schemeMax;
+	// anywhere is set past that, or for such a uri with no scheme (one
+	// that splits() for a space it holds). They start the fallback behind
+	// dropScheme, and the part of a long text past what is checked.
 	schemes  []string
 	anywhere bool
 	// found counts the places the content's texts write out a spelling,
@@ -74,46 +85,83 @@ type literals struct {
 	found int
 }
 
+// spelledURI is where a uri's spellings are in literals.list; short is
+// set when not all of them fit.
+type spelledURI struct {
+	at    []int
+	short bool
+}
+
+// literalCandidate reports whether the search would take uri (see add).
+func literalCandidate(uri string) bool {
+	uri = uriform.Trim(uri)
+	return uri != "" && len(uri) <= maxURIBytes && splits(uri)
+}
+
 // add takes uri, with canonical key key, when the bare reading would not
-// read it whole; never says whether the content calls it never. White
-// space and invisible characters around it, which its key leaves out,
-// are left out of its spellings too.
+// read it whole; never says whether the content calls it never or the
+// registrar knows it marked. White space and invisible characters around
+// it, which its key leaves out, are left out of its spellings too.
 func (l *literals) add(uri, key string, never bool) {
 	uri = uriform.Trim(uri)
 	if uri == "" || len(uri) > maxURIBytes || !splits(uri) {
+		return
+	}
+	if never {
+		l.neverScheme(uri)
+	}
+	lu := uriform.LowerASCII(uri)
+	if sp, ok := l.spelled[lu]; ok {
+		// Spelled before, in this letter case or another: its lower-case
+		// spellings are the same.
+		for _, i := range sp.at {
+			l.list[i].twin(uri, key)
+		}
+		if sp.short {
+			l.drop(uri, never)
+		}
 		return
 	}
 	if len(l.list) == literalMax {
 		l.drop(uri, never)
 		return
 	}
+	var sp spelledURI
 	for _, s := range spellings(uri) {
 		lower := uriform.LowerASCII(s)
 		if i := slices.IndexFunc(l.list, func(x literal) bool { return x.lower == lower }); i >= 0 {
 			l.list[i].twin(uri, key)
+			sp.at = append(sp.at, i)
 			continue
 		}
 		if len(l.list) == literalMax {
+			sp.short = true
 			l.drop(uri, never)
-			return
+			break
 		}
+		sp.at = append(sp.at, len(l.list))
 		l.list = append(l.list, literal{lower: lower, uri: uri, key: key, pat: []byte(lower)})
 	}
-	if !strings.Contains(uri, "://") {
-		l.addScheme(uri)
+	if l.spelled == nil {
+		l.spelled = make(map[string]spelledURI)
 	}
+	l.spelled[lu] = sp
 }
 
 // twin records that uri, with key key, has the spelling x has too.
 func (x *literal) twin(uri, key string) {
-	if key == x.key || slices.Contains(x.altKeys, key) || len(x.altKeys) == twinMax {
-		return
+	switch {
+	case key == x.key || slices.Contains(x.altKeys, key):
+	case len(x.altKeys) == twinMax:
+		x.always = true
+	default:
+		x.alts = slices.Clip(append(x.alts, uri))
+		x.altKeys = slices.Clip(append(x.altKeys, key))
 	}
-	x.alts = slices.Clip(append(x.alts, uri))
-	x.altKeys = slices.Clip(append(x.altKeys, key))
 }
 
 // drop records that uri, left out of the search, may be written anywhere.
+// Only a uri holding "://" or a never one needs that.
 func (l *literals) drop(uri string, never bool) {
 	i := strings.Index(uri, "://")
 	if i >= 0 {
@@ -121,6 +169,13 @@ func (l *literals) drop(uri string, never bool) {
 	}
 	if never && (i < 0 || schemeStart(uri, i, 0) != 0) {
 		l.dropScheme = true
+	}
+}
+
+// neverScheme keeps the scheme of never uri when one comes before any
+// "://" in it.
+func (l *literals) neverScheme(uri string) {
+	if i := strings.Index(uri, "://"); i < 0 || schemeStart(uri, i, 0) != 0 {
 		l.addScheme(uri)
 	}
 }
@@ -208,12 +263,13 @@ func spellings(uri string) []string {
 var gsonEscapes = strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "=", `\u003d`, "'", `\u0027`)
 
 // asciiEscaped writes each non-ASCII character of the JSON string
-// contents s as a \u escape (two for one past the Basic Multilingual
-// Plane), in lower-case hex; the search ignores letter case.
+// contents s, and DEL, as a \u escape (two for one past the Basic
+// Multilingual Plane), in lower-case hex, as Python's json.dumps does by
+// default; the search ignores letter case.
 func asciiEscaped(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r < utf8.RuneSelf {
+		if r < utf8.RuneSelf && r != 0x7f {
 			b.WriteRune(r)
 			continue
 		}
@@ -274,7 +330,7 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 				}
 				l.found++
 				found = appendSpan(found, uriSpan{start: off + k, end: off + k + len(lit.pat), uri: lit.uri, key: lit.key,
-					alts: lit.alts, altKeys: lit.altKeys, bare: true})
+					alts: lit.alts, altKeys: lit.altKeys, bare: true, always: lit.always})
 				from = k + 1
 			}
 		}
@@ -331,7 +387,7 @@ func (l *literals) firstDropped(text, scan string) int {
 }
 
 // mayName reports whether part, the part of a text past what is checked,
-// may write out one of the uris without "://" the search lists.
+// may write out one of the never uris with a scheme before any "://".
 func (l *literals) mayName(part string) bool {
 	if l.anywhere {
 		return part != ""
@@ -423,6 +479,7 @@ func merged(members []uriSpan, end int) uriSpan {
 			g.bare = false
 		}
 		g.rest = g.rest || m.rest
+		g.always = g.always || m.always
 		for i, u := range append([]string{m.uri}, m.alts...) {
 			key := m.key
 			if i > 0 {

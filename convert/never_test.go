@@ -997,6 +997,8 @@ func TestNeverURIWithoutSeparatorInText(t *testing.T) {
 		{"invisible-before", []string{neverOf("\u200b" + urn), text("saved as " + urn)}},
 		{"newline-after", []string{neverOf(urn + `\n`), text("(" + urn + ")")}},
 		{"text-json-space-after", []string{text(`{"uri":"` + urn + ` ","disposition":"never"}`), text("saved as " + urn + ".")}},
+		// Python's json.dumps escapes DEL, as it does every non-ASCII letter.
+		{"python-del", []string{neverOf("urn:vault.example:NEVER\u007f-SIG"), text(`{"download": "urn:vault.example:NEVER\u007f-SIG"}`)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
@@ -1029,6 +1031,98 @@ func TestNeverURIWithoutSeparatorInText(t *testing.T) {
 	}
 }
 
+// caseTwins returns n spellings of uri that differ in the letter case of
+// what follows its first from bytes (so their keys differ), uri itself
+// last.
+func caseTwins(uri string, n, from int) []string {
+	var out []string
+	for m := 1; len(out) < n-1; m++ {
+		b := []byte(strings.ToLower(uri))
+		for j, bit := from, 0; j < len(b) && bit < 20; j++ {
+			if 'a' <= b[j] && b[j] <= 'z' {
+				if m>>bit&1 == 1 {
+					b[j] -= 'a' - 'A'
+				}
+				bit++
+			}
+		}
+		if v := string(b); v != uri {
+			out = append(out, v)
+		}
+	}
+	return append(out, uri)
+}
+
+// TestMarkedURIWithoutSeparatorInText pins N1 and N7 for uris with no
+// "://" and others the bare reading does not take whole: a mark a server
+// made, before the content or after it, withholds the uri where a text of
+// the content writes it, also when the content names it in many letter
+// cases (each a key of its own), also past the bound of the search, and
+// a mark only the durable store holds is not crowded out of the store's
+// questions by those letter-case twins.
+func TestMarkedURIWithoutSeparatorInText(t *testing.T) {
+	const urn = "urn:vault.example:take:NEVER-SIG"
+	const spaced = "https://vault.example/My Take/NEVER-SIG"
+	link := func(u string) string { return `{"type":"resource_link","uri":"` + u + `","name":"n"}` }
+	never := func(u string) string { return `{"type":"resource","uri":"` + u + `","disposition":"never"}` }
+	links := func(uris []string) []string {
+		var out []string
+		for _, u := range uris {
+			out = append(out, link(u))
+		}
+		return out
+	}
+	var isbn []string
+	for i := range 130 {
+		isbn = append(isbn, link("urn:isbn:978"+strconv.Itoa(1000000000+i)))
+	}
+	for _, tt := range []struct {
+		name, uri string
+		blocks    []string
+		before    bool // the mark is made before the content, not after
+	}{
+		{"twins-later", urn, links(caseTwins(urn, 10, len("urn:"))), false},
+		{"twins-earlier", urn, links(caseTwins(urn, 10, len("urn:"))), true},
+		// A host's letter case is not in a key; a path's is.
+		{"spaced-twins-later", spaced, links(caseTwins(spaced, 10, len("https://vault.example/"))), false},
+		{"earlier-past-the-bound", urn, append(slices.Clip(isbn), link(urn)), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			if tt.before {
+				c.Ingest(t.Context(), raws(never(tt.uri)), convert.Source{Server: "s"})
+			}
+			ct := c.Ingest(t.Context(), raws(append(tt.blocks, textBlock(t, "saved as "+tt.uri+" today"))...), convert.Source{Server: "s"})
+			if !tt.before {
+				c.Ingest(t.Context(), raws(never(tt.uri)), convert.Source{Server: "s"})
+			}
+			if showsSecret(t, ct) {
+				t.Errorf("N1: a text shows a uri a server marked:\n%.300s", ct.History()[strings.LastIndex(ct.History(), "\n")+1:])
+			}
+		})
+	}
+
+	t.Run("store-questions", func(t *testing.T) {
+		store := refs.NewMemoryMarks(0)
+		if _, ok := mustRegistry(t, refs.Config{Marks: store}).MarkNever(t.Context(), neverURI, "vst"); !ok {
+			t.Fatal("setup: MarkNever refused")
+		}
+		c := mustConverter(t, mustRegistry(t, refs.Config{Marks: store}), convert.Policy{ViewMax: 1 << 20}) // a later process
+		var blocks []string
+		var text strings.Builder
+		for i := range 29 {
+			u := "urn:isbn:item" + strconv.Itoa(i) + "abcd"
+			blocks = append(blocks, links(caseTwins(u, 9, len("urn:")))...)
+			text.WriteString("see " + u + "\n")
+		}
+		text.WriteString("the take is at " + neverURI + " now")
+		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, text.String()))...), convert.Source{Server: "vst"})
+		if showsSecret(t, ct) {
+			t.Error("N7: a url only the store marked, the 30th distinct uri a text writes, shows")
+		}
+	})
+}
+
 // TestPlainURIsWithoutSeparatorKeepTexts pins the other side of S2 for
 // uris with no "://" that nobody calls never: a content naming more of
 // them than the search for such uris takes (a bibliography of urn:isbn
@@ -1048,17 +1142,26 @@ func TestPlainURIsWithoutSeparatorKeepTexts(t *testing.T) {
 		mailto = append(mailto, link(u))
 		contacts.WriteString(u + "\n")
 	}
+	big := strings.Repeat("x", 4<<20) // the part of a text that is checked
 	for _, tt := range []struct {
 		name, text string
 		blocks     []string
 	}{
 		{"isbn", "Found 130 books. First: urn:isbn:9781000000000 (see https://books.example/b)", isbn},
+		// The uris without "://" leave room for one the bare reading splits.
+		{"isbn-and-spaced-url", "Found 130 books; the list is at https://books.example/My List.pdf",
+			append(slices.Clip(isbn), link("https://books.example/My List.pdf"))},
+		// Past the checked part of a long text, words that end like a
+		// scheme the content names, or a text naming no uri at all.
+		{"long-return-colon", big + " return: nothing", []string{link("urn:isbn:9781000000000")}},
+		{"long-hashtag-colon", big + " hashtag: golang", []string{link("tag:blog.example,2026:post-0")}},
+		{"long-17-schemes", big + " names no uri at all", schemes[:17]},
 		{"mailto", "Contacts:\n" + contacts.String(), mailto},
 		{"tags", "Posts tagged (hashtag: golang), first tag:blog.example,2026:post-0", tags},
 		{"17-schemes", "Hello, this text names no uri at all.", schemes},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
 			ct := c.Ingest(t.Context(), raws(append([]string{textBlock(t, tt.text)}, tt.blocks...)...), convert.Source{Server: "s"})
 			if h := ct.History(); !strings.HasPrefix(h, tt.text) {
 				t.Errorf("a text naming no never uri lost a part:\n%.300s", h)

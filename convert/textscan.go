@@ -101,6 +101,9 @@ type uriSpan struct {
 	// the reading checks for uris, when that part names one: always
 	// withheld, since whether a never names it is not known.
 	rest bool
+	// always is set on a place of a spelling more uris share than the
+	// span can name (see twinMax): withheld too.
+	always bool
 }
 
 // bareCandidatesMax bounds how many cuts of one bare uri are read from its

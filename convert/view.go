@@ -100,7 +100,7 @@ func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Sourc
 // IngestBlocks is Ingest for blocks already classified.
 func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
-	r := readClaims(blocks, c.policy.Now())
+	r := readClaims(blocks, c.policy.Now(), c.keyMarkedHere)
 	ct.claims, ct.spans = r.claims, r.spans
 	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
@@ -396,7 +396,7 @@ func (ct *Content) shownText(i, limit int) string {
 // withholds reports whether a uri a text names must not be shown: the
 // content calls it never, or a server marked its record.
 func (ct *Content) withholds(sp uriSpan) bool {
-	if sp.rest {
+	if sp.rest || sp.always {
 		return true
 	}
 	said := func(key string) bool { return ct.claims.neverKey(key) || ct.stored[key] }
@@ -449,9 +449,16 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 			}
 		}
 	}
+	// The uris as written first, then their other readings and the
+	// letter-case twins of the uris searched for, which would otherwise
+	// use up the questions (TestMarkedURIWithoutSeparatorInText).
 	for _, block := range spans {
 		for _, sp := range block {
 			ask(sp.key)
+		}
+	}
+	for _, block := range spans {
+		for _, sp := range block {
 			for _, key := range sp.altKeys {
 				ask(key)
 			}
