@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +36,9 @@ type reading struct {
 	// block rejected whole, a text) call never and that no reference of
 	// the content names, once each.
 	marks []string
+	// labelLits are the spellings searched for in texts that a label may
+	// write out without a "://" before them (see Content.shownBlock).
+	labelLits []literal
 }
 
 // readClaims gathers the claims of blocks, judging each reference's expiry
@@ -120,27 +122,32 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 	// reading splits: its spans get those places too. The uris called
 	// never or marked take the search's places first, then those holding
 	// "://" (which the search cannot leave out without withholding the
-	// rest of a text from its first "://"), then the rest.
-	if hasText(blocks) {
-		rank := make([]int8, len(blocks))
+	// rest of a text from its first "://"), then the rest. A label may
+	// write one out too (see Content.shownBlock), so a content without
+	// texts gets them as well.
+	rank := make([]int8, len(blocks))
+	for i, b := range blocks {
+		switch key := r.keys[i]; {
+		case !b.Testimony.Has(FieldURI) || !literalCandidate(b.Testimony.URI):
+			rank[i] = -1
+		case c.neverKey(key) || marked != nil && marked(key):
+			rank[i] = 0
+		case strings.Contains(b.Testimony.URI, "://"):
+			rank[i] = 1
+		default:
+			rank[i] = 2
+		}
+	}
+	for want := range int8(3) {
 		for i, b := range blocks {
-			switch key := r.keys[i]; {
-			case !b.Testimony.Has(FieldURI) || !literalCandidate(b.Testimony.URI):
-				rank[i] = -1
-			case c.neverKey(key) || marked != nil && marked(key):
-				rank[i] = 0
-			case strings.Contains(b.Testimony.URI, "://"):
-				rank[i] = 1
-			default:
-				rank[i] = 2
+			if rank[i] == want {
+				lits.add(b.Testimony.URI, r.keys[i], want == 0)
 			}
 		}
-		for want := range int8(3) {
-			for i, b := range blocks {
-				if rank[i] == want {
-					lits.add(b.Testimony.URI, r.keys[i], want == 0)
-				}
-			}
+	}
+	for _, lit := range lits.list {
+		if i := strings.Index(lit.uri, "://"); i < 0 || schemeStart(lit.uri, i, 0) != 0 {
+			r.labelLits = append(r.labelLits, lit)
 		}
 	}
 	if lits.active() {
@@ -171,13 +178,6 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 		}
 	}
 	return r
-}
-
-// hasText reports whether any of blocks has a text the views show.
-func hasText(blocks []Block) bool {
-	return slices.ContainsFunc(blocks, func(b Block) bool {
-		return b.Text != "" && (b.Kind == KindText || b.Kind == KindEmbedded)
-	})
 }
 
 // add records that the content names the uri with canonical key key, and

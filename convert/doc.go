@@ -65,7 +65,9 @@
 // "jar:https://" does), or that has a scheme but no "://" (a urn: or
 // mailto: uri), is recognized in a text only as
 // written by a block of the same content, raw or JSON-escaped as the
-// encoders of Go, Python, PHP and Gson escape, in any ASCII letter case;
+// encoders of Go, Python, PHP and Gson escape, in any ASCII letter case
+// (and in a label, where a uri with no "://" before it is withheld only
+// when it is such a uri the views withhold);
 // written out by a later content that has no block naming it, it shows
 // in pieces (one without "://" whole), and a never or mark on it
 // withholds only a piece that is a uri of its own. The texts are searched

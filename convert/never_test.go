@@ -1123,6 +1123,50 @@ func TestMarkedURIWithoutSeparatorInText(t *testing.T) {
 	})
 }
 
+// TestNeverURIWithoutSeparatorInLabel pins S2 for the labels a server
+// supplies with another block of the content (a name, a media type): a
+// never or marked uri with no "://", or with text before its "://" (a
+// mailto: whose body holds a URL), written into one is withheld from
+// there on, as a uri with "://" is. A plain one stays as written.
+func TestNeverURIWithoutSeparatorInLabel(t *testing.T) {
+	const urn = "urn:vault.example:take:NEVER-SIG"
+	const mailtoURL = "mailto:ops@vault.example?subject=NEVER-SIG&body=https://docs.example/runbook"
+	never := func(u string) string { return `{"type":"resource","uri":"` + u + `","disposition":"never"}` }
+	for _, tt := range []struct{ name, uri, block string }{
+		{"link-name", urn, `{"type":"resource_link","uri":"https://files.example/a","name":"copy of ` + urn + `"}`},
+		{"link-name-upper", urn, `{"type":"resource_link","uri":"https://files.example/a","name":"copy of ` + strings.ToUpper(urn) + `"}`},
+		{"link-mime-type", urn, `{"type":"resource_link","uri":"https://files.example/a","name":"a","mimeType":"audio/wav; src=` + urn + `"}`},
+		{"embedded-name", urn, `{"type":"resource","resource":{"uri":"https://files.example/b","name":"from ` + urn + `","text":"hello"}}`},
+		{"inline-media-type", urn, `{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png; src=` + urn + `"}`},
+		{"mailto-with-url", mailtoURL, `{"type":"resource_link","uri":"https://files.example/a","name":"ask ` + mailtoURL + `"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// With a text in the content and without one.
+			for _, blocks := range [][]string{{never(tt.uri), tt.block, textBlock(t, "done")}, {tt.block, never(tt.uri)}} {
+				c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+				ct := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s", Tool: "t"})
+				for _, v := range views(t, ct) {
+					if strings.Contains(strings.ToUpper(v), "NEVER-SIG") {
+						t.Errorf("S2: a label shows a never uri:\n%.400s", v)
+					}
+				}
+			}
+		})
+	}
+
+	// A plain one shows, until a later content marks it.
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource_link","uri":"`+urn+`","name":"n"}`,
+		`{"type":"resource_link","uri":"https://files.example/a","name":"copy of `+urn+`"}`, textBlock(t, "done")), convert.Source{Server: "s"})
+	if h := ct.History(); !strings.Contains(h, `"copy of `+urn+`"`) {
+		t.Errorf("a label naming a uri nobody withholds was changed:\n%s", h)
+	}
+	c.Ingest(t.Context(), raws(never(urn)), convert.Source{Server: "s"})
+	if showsSecret(t, ct) {
+		t.Error("N1: a label shows a uri a later content marked")
+	}
+}
+
 // TestPlainURIsWithoutSeparatorKeepTexts pins the other side of S2 for
 // uris with no "://" that nobody calls never: a content naming more of
 // them than the search for such uris takes (a bibliography of urn:isbn

@@ -128,7 +128,7 @@ func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 // may cut its text. Of a server's text it reads at most limit bytes (see
 // byteLimit).
 func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
-	c, b, it := ct.c, ct.blocks[i], ct.items[i]
+	c, b, it := ct.c, ct.shownBlock(i), ct.items[i]
 	switch {
 	case b.Kind == KindText:
 		return ScriptItem{Kind: "text", Text: ct.shownText(i, limit)}, true

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcplrefs/refcore/internal/nilness"
+	"github.com/mcplrefs/refcore/internal/uriform"
 	"github.com/mcplrefs/refcore/label"
 )
 
@@ -58,6 +59,9 @@ type Content struct {
 	// stored holds the canonical forms of the uris in texts that the
 	// mark store answered marked at ingestion (see askStore).
 	stored map[string]bool
+	// labelLits are the spellings of the content's uris that a label may
+	// write out with no "://" before them (see shownBlock).
+	labelLits []literal
 	// prov is the stubs' provenance line, made once on first use.
 	provOnce sync.Once
 	prov     string
@@ -101,7 +105,7 @@ func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Sourc
 func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now(), c.keyMarkedHere)
-	ct.claims, ct.spans = r.claims, r.spans
+	ct.claims, ct.spans, ct.labelLits = r.claims, r.spans, r.labelLits
 	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
@@ -176,7 +180,7 @@ func (ct *Content) provenance() string {
 // keeps whole. Of a server's text it reads at most limit bytes (see
 // byteLimit); a piece it shortens that way never fits whole.
 func (ct *Content) line(i, limit int) (string, int) {
-	b, it, c := ct.blocks[i], ct.items[i], ct.c
+	b, it, c := ct.shownBlock(i), ct.items[i], ct.c
 	switch b.Kind {
 	case KindText:
 		return ct.shownText(i, limit), 0
@@ -311,7 +315,7 @@ func (ct *Content) Push() []ModelBlock {
 // pushBlock is block i as the push view shows it, and how the view may
 // cut its text (see line).
 func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
-	b := ct.blocks[i]
+	b := ct.shownBlock(i)
 	switch {
 	case b.Kind == KindReference:
 		if blk, ok := ct.inlined(i); ok {
@@ -324,6 +328,43 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 	}
 	s, keep := ct.line(i, limit)
 	return ModelBlock{Type: "text", Text: s}, keep
+}
+
+// shownBlock is block i with the labels its server supplied (its name,
+// media types and type) as the views may show them: each cut, from the
+// first place it writes out a uri of the content that the views withhold
+// and that has no "://" before that place, to its end, shown as
+// withoutURIs shows a uri it takes out (which cuts the rest).
+func (ct *Content) shownBlock(i int) Block {
+	b := ct.blocks[i]
+	if len(ct.labelLits) > 0 {
+		b.Testimony.Name = ct.cutLabel(b.Testimony.Name)
+		b.Testimony.MimeType = ct.cutLabel(b.Testimony.MimeType)
+		b.MimeType = ct.cutLabel(b.MimeType)
+		b.Type = ct.cutLabel(b.Type)
+	}
+	return b
+}
+
+// cutLabel is a label of shownBlock: s cleaned and cut, or s as it is
+// when it writes out no such uri.
+func (ct *Content) cutLabel(s string) string {
+	if s == "" {
+		return s
+	}
+	clean := label.Clean(s)
+	lower := uriform.LowerASCII(clean)
+	cut := -1
+	for _, lit := range ct.labelLits {
+		if i := strings.Index(lower, lit.lower); i >= 0 && (cut < 0 || i < cut) &&
+			ct.withholds(uriSpan{uri: lit.uri, key: lit.key, altKeys: lit.altKeys, always: lit.always}) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		return s
+	}
+	return clean[:cut] + uriWithheldLabel
 }
 
 // inlined asks the policy's Inline hook about block i, where a verified
