@@ -75,7 +75,9 @@
 // never or a server is known to have marked; past that, a text is
 // withheld from the first place it may write out a never one left out,
 // and a uri without "://" that nobody calls never is not looked for, so
-// a mark made on it later does not reach the texts. A spelling that more
+// a mark made on it later, or one only the durable mark store holds,
+// does not reach the texts; nor does a later mark on such a uri reach
+// the part of a text past the checked 4 MiB. A spelling that more
 // than eight of a content's uris share (uris differing only in letter
 // case) is withheld wherever a text writes it. Of a text too long, or of texts naming too many uris
 // between them, to be checked whole, the part past the checked one is

@@ -330,7 +330,7 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 				}
 				l.found++
 				found = appendSpan(found, uriSpan{start: off + k, end: off + k + len(lit.pat), uri: lit.uri, key: lit.key,
-					alts: lit.alts, altKeys: lit.altKeys, bare: true, always: lit.always})
+					alts: lit.alts, altKeys: lit.altKeys, bare: true, always: lit.always, twins: true})
 				from = k + 1
 			}
 		}
@@ -469,7 +469,7 @@ const mergeListMax = 64
 
 // merged is one span over members, which overlap, ending at end.
 func merged(members []uriSpan, end int) uriSpan {
-	g := uriSpan{start: members[0].start, end: end, bare: true}
+	g := uriSpan{start: members[0].start, end: end, bare: true, twins: true}
 	// seen holds the readings kept, once they are many: a group of
 	// thousands of glued uris has as many readings, and looking each up
 	// in the list took time growing with their square.
@@ -480,6 +480,7 @@ func merged(members []uriSpan, end int) uriSpan {
 		}
 		g.rest = g.rest || m.rest
 		g.always = g.always || m.always
+		g.twins = g.twins && m.twins
 		for i, u := range append([]string{m.uri}, m.alts...) {
 			key := m.key
 			if i > 0 {

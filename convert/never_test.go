@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1121,6 +1122,29 @@ func TestMarkedURIWithoutSeparatorInText(t *testing.T) {
 			t.Error("N7: a url only the store marked, the 30th distinct uri a text writes, shows")
 		}
 	})
+
+	// The other readings of a text's first uri (cut at a comma, decoded
+	// from another url's query) are asked about before the uris after it.
+	for name, first := range map[string]string{
+		"store-cut-reading":     "see " + neverURI + ",more\n",
+		"store-decoded-reading": "see https://r.example/go?u=" + url.QueryEscape(neverURI) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := refs.NewMemoryMarks(0)
+			if _, ok := mustRegistry(t, refs.Config{Marks: store}).MarkNever(t.Context(), neverURI, "vst"); !ok {
+				t.Fatal("setup: MarkNever refused")
+			}
+			c := mustConverter(t, mustRegistry(t, refs.Config{Marks: store}), convert.Policy{ViewMax: 1 << 20})
+			var text strings.Builder
+			text.WriteString(first)
+			for i := range 300 {
+				text.WriteString("https://e.example/p" + strconv.Itoa(i) + " ")
+			}
+			if ct := c.Ingest(t.Context(), raws(textBlock(t, text.String())), convert.Source{Server: "s"}); showsSecret(t, ct) {
+				t.Error("N7: the first uri a text writes, marked only in the store, shows")
+			}
+		})
+	}
 }
 
 // TestNeverURIWithoutSeparatorInLabel pins S2 for the labels a server

@@ -102,8 +102,9 @@ type uriSpan struct {
 	// withheld, since whether a never names it is not known.
 	rest bool
 	// always is set on a place of a spelling more uris share than the
-	// span can name (see twinMax): withheld too.
-	always bool
+	// span can name (see twinMax): withheld too. twins is set when the
+	// other readings are only uris spelled the same but for letter case.
+	always, twins bool
 }
 
 // bareCandidatesMax bounds how many cuts of one bare uri are read from its

@@ -490,18 +490,25 @@ func (c *Converter) askStore(ctx context.Context, claims *Claims, spans [][]uriS
 			}
 		}
 	}
-	// The uris as written first, then their other readings and the
-	// letter-case twins of the uris searched for, which would otherwise
-	// use up the questions (TestMarkedURIWithoutSeparatorInText).
+	// Each uri with its other readings, in text order; the letter-case
+	// twins of the uris searched for, which would otherwise use up the
+	// questions, at the end (TestMarkedURIWithoutSeparatorInText).
 	for _, block := range spans {
 		for _, sp := range block {
 			ask(sp.key)
+			if !sp.twins {
+				for _, key := range sp.altKeys {
+					ask(key)
+				}
+			}
 		}
 	}
 	for _, block := range spans {
 		for _, sp := range block {
-			for _, key := range sp.altKeys {
-				ask(key)
+			if sp.twins {
+				for _, key := range sp.altKeys {
+					ask(key)
+				}
 			}
 		}
 	}
