@@ -126,9 +126,10 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 	// write one out too (see Content.shownBlock), so a content without
 	// texts gets them as well.
 	rank := make([]int8, len(blocks))
+	isCandidate := func(uri string) bool { _, ok := literalCandidate(uri); return ok }
 	for i, b := range blocks {
 		switch key := r.keys[i]; {
-		case !b.Testimony.Has(FieldURI) || !literalCandidate(b.Testimony.URI):
+		case !b.Testimony.Has(FieldURI) || !isCandidate(b.Testimony.URI):
 			rank[i] = -1
 		case c.neverKey(key) || marked != nil && marked(key):
 			rank[i] = 0
@@ -146,7 +147,7 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 		}
 	}
 	for _, lit := range lits.list {
-		if i := strings.Index(lit.uri, "://"); i < 0 || schemeStart(lit.uri, i, 0) != 0 {
+		if ownScheme(lit.uri) {
 			r.labelLits = append(r.labelLits, lit)
 		}
 	}

@@ -92,19 +92,20 @@ type spelledURI struct {
 	short bool
 }
 
-// literalCandidate reports whether the search would take uri (see add).
-func literalCandidate(uri string) bool {
+// literalCandidate returns uri without the white space and invisible
+// characters around it, which its key leaves out, and whether the search
+// takes it (see add).
+func literalCandidate(uri string) (string, bool) {
 	uri = uriform.Trim(uri)
-	return uri != "" && len(uri) <= maxURIBytes && splits(uri)
+	return uri, uri != "" && len(uri) <= maxURIBytes && splits(uri)
 }
 
 // add takes uri, with canonical key key, when the bare reading would not
 // read it whole; never says whether the content calls it never or the
-// registrar knows it marked. White space and invisible characters around
-// it, which its key leaves out, are left out of its spellings too.
+// registrar knows it marked. It is spelled as literalCandidate trims it.
 func (l *literals) add(uri, key string, never bool) {
-	uri = uriform.Trim(uri)
-	if uri == "" || len(uri) > maxURIBytes || !splits(uri) {
+	uri, ok := literalCandidate(uri)
+	if !ok {
 		return
 	}
 	if never {
@@ -163,11 +164,10 @@ func (x *literal) twin(uri, key string) {
 // drop records that uri, left out of the search, may be written anywhere.
 // Only a uri holding "://" or a never one needs that.
 func (l *literals) drop(uri string, never bool) {
-	i := strings.Index(uri, "://")
-	if i >= 0 {
+	if strings.Contains(uri, "://") {
 		l.dropSep = true
 	}
-	if never && (i < 0 || schemeStart(uri, i, 0) != 0) {
+	if never && ownScheme(uri) {
 		l.dropScheme = true
 	}
 }
@@ -175,9 +175,17 @@ func (l *literals) drop(uri string, never bool) {
 // neverScheme keeps the scheme of never uri when one comes before any
 // "://" in it.
 func (l *literals) neverScheme(uri string) {
-	if i := strings.Index(uri, "://"); i < 0 || schemeStart(uri, i, 0) != 0 {
+	if ownScheme(uri) {
 		l.addScheme(uri)
 	}
+}
+
+// ownScheme reports whether uri does not start at its first "://", so
+// that neither the bare reading nor withoutURIs starts where it does: it
+// has none, or more than a scheme comes before it (as in "jar:https://").
+func ownScheme(uri string) bool {
+	i := strings.Index(uri, "://")
+	return i < 0 || schemeStart(uri, i, 0) != 0
 }
 
 // addScheme keeps the scheme of uri.
@@ -186,7 +194,7 @@ func (l *literals) addScheme(uri string) {
 		l.anywhere = true
 		return
 	}
-	s := uriform.LowerASCII(uri[:strings.IndexByte(uri, ':')+1])
+	s := uriform.LowerASCII(uri[:uriform.SchemeEnd(uri)+1])
 	switch {
 	case slices.Contains(l.schemes, s):
 	case len(l.schemes) == schemeMax:
@@ -202,13 +210,9 @@ func (l *literals) active() bool { return len(l.list) > 0 || l.dropSep || l.drop
 // hasScheme reports whether uri starts with a scheme and its colon, and
 // goes on past them.
 func hasScheme(uri string) bool {
-	i := strings.IndexByte(uri, ':')
-	return i > 0 && i+1 < len(uri) && isLetter(uri[0]) && schemeStart(uri, i, 0) == 0
+	i := uriform.SchemeEnd(uri)
+	return i > 0 && i+1 < len(uri)
 }
-
-// isLetter reports whether c is an ASCII letter, with which a scheme
-// starts.
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // splits reports whether the bare reading would not take uri whole: it
 // has a scheme but no "://" (as a urn: or mailto: uri has), or holds
@@ -346,7 +350,7 @@ func (l *literals) withLiterals(text string, spans []uriSpan) []uriSpan {
 
 // litWindow is how much of a text the search puts in lower case at a
 // time: a copy of a whole long text took as much again as the text
-// (TestLiteralSearchBounded).
+// (TestTextSpansBoundedPerContent, literal-urn-members).
 const litWindow = 64 << 10
 
 // lowerInto appends s to dst in ASCII lower case.

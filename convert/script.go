@@ -143,7 +143,7 @@ func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
 	case b.Kind == KindEmbedded && !ct.embeddedWithheld(i):
 		return ScriptItem{Kind: "embedded", Text: ct.shownText(i, limit), MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, true
 	}
-	s, _ := ct.line(i, limit)
+	s, _ := ct.lineOf(b, i, limit)
 	return ScriptItem{Kind: "notice", Text: s}, false
 }
 

@@ -179,8 +179,12 @@ func (ct *Content) provenance() string {
 // how a view may cut it: noCut, or how many of its leading bytes a cut
 // keeps whole. Of a server's text it reads at most limit bytes (see
 // byteLimit); a piece it shortens that way never fits whole.
-func (ct *Content) line(i, limit int) (string, int) {
-	b, it, c := ct.shownBlock(i), ct.items[i], ct.c
+func (ct *Content) line(i, limit int) (string, int) { return ct.lineOf(ct.shownBlock(i), i, limit) }
+
+// lineOf is line for b, block i as shownBlock gives it, which the caller
+// has made already.
+func (ct *Content) lineOf(b Block, i, limit int) (string, int) {
+	it, c := ct.items[i], ct.c
 	switch b.Kind {
 	case KindText:
 		return ct.shownText(i, limit), 0
@@ -326,7 +330,7 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 	case b.Kind == KindEmbedded && b.Text == "" && b.Data != "" && mediaType(b.MimeType) != "" && !ct.embeddedWithheld(i):
 		return ModelBlock{Type: mediaType(b.MimeType), Data: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, noCut
 	}
-	s, keep := ct.line(i, limit)
+	s, keep := ct.lineOf(b, i, limit)
 	return ModelBlock{Type: "text", Text: s}, keep
 }
 

@@ -86,7 +86,7 @@ func Key(s string) (key string, parsed bool) {
 // letter case: only such a text can have a key other than its
 // [otherForm], so no other is parsed.
 func webScheme(t string) bool {
-	i := schemeEnd(t)
+	i := SchemeEnd(t)
 	return i > 0 && defaultPort(strings.ToLower(t[:i])) != ""
 }
 
@@ -584,7 +584,7 @@ const upperHex = "0123456789ABCDEF"
 // otherForm keys text that is not a URL webForm rebuilds: its
 // scheme, if it has one, is lower-cased and nothing else changes.
 func otherForm(t string) string {
-	i := schemeEnd(t)
+	i := SchemeEnd(t)
 	if i <= 0 {
 		return t
 	}
@@ -597,7 +597,7 @@ func otherForm(t string) string {
 }
 
 // schemeEnd returns the index of the ":" that ends t's scheme, or -1.
-func schemeEnd(t string) int {
+func SchemeEnd(t string) int {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		switch {
