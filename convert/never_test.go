@@ -1720,3 +1720,34 @@ func TestNeverWordsSayWhoseMark(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverURIWithoutSeparatorAtBounds attacks the search for uris with no
+// "://" at the edges of a host's settings and a server's floods (S2, L5):
+// the smallest view bound a host may set, and a content repeating one
+// never urn ten thousand times in blocks and in its text.
+func TestNeverURIWithoutSeparatorAtBounds(t *testing.T) {
+	const urn = "urn:vault.example:take:NEVER-SIG"
+	never := `{"type":"resource","uri":"` + urn + `","disposition":"never"}`
+	named := `{"type":"resource_link","uri":"https://files.example/a","name":"copy of ` + urn + `"}`
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: convert.MinViewMax})
+	ct := c.Ingest(t.Context(), raws(named, textBlock(t, "at "+urn), never), convert.Source{Server: "s"})
+	if showsSecret(t, ct) {
+		t.Error("S2: at the smallest view bound a view shows the never urn")
+	}
+
+	blocks := slices.Repeat([]string{never, named}, 5000)
+	blocks = append(blocks, textBlock(t, strings.Repeat(urn+" ", 10000)))
+	blk := raws(blocks...)
+	size := 0
+	for _, b := range blk {
+		size += len(b)
+	}
+	c = mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	got := allocated(func() { ct = c.Ingest(t.Context(), blk, convert.Source{Server: "s"}) })
+	if got > eightTimes(size) {
+		t.Errorf("L5: ingesting %d KiB of repeated never urns allocated %d KiB, over eight times the content", size>>10, got>>10)
+	}
+	if showsSecret(t, ct) {
+		t.Error("S2: a flood of one never urn shows it")
+	}
+}
