@@ -596,7 +596,8 @@ func otherForm(t string) string {
 	return t
 }
 
-// schemeEnd returns the index of the ":" that ends t's scheme, or -1.
+// SchemeEnd returns the index of the ":" that ends t's scheme (a letter,
+// then letters, digits, "+", "-" or "."), or -1.
 func SchemeEnd(t string) int {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
