@@ -145,7 +145,9 @@ func newPageBits(rt *unicode.RangeTable) *pageBits {
 //
 // An empty result means the label is absent. Clean is idempotent. It
 // allocates only when a rune must be deleted or replaced; a string that is
-// already clean, or needs only trimming, is returned without copying.
+// already clean, or needs only trimming, is returned without copying. A
+// result that was copied holds at most about twice its own length in
+// memory, however much of s was removed.
 func Clean(s string) string {
 	// Most labels are short printable ASCII: one pass over whole words
 	// settles them before the general loop (BenchmarkClean/short), and a
@@ -247,7 +249,15 @@ func clean(s string, i int) string {
 		return trim(s)
 	}
 	b.WriteString(s[start:])
-	return trim(b.String())
+	out := trim(b.String())
+	if 2*len(out) < b.Cap() {
+		// The buffer was sized for all of s, and most of it went: a
+		// result that kept it would hold that memory for as long as
+		// it lives (TestCleanKeepsNoSlack). A copy costs at most the
+		// half that was kept.
+		return strings.Clone(out)
+	}
+	return out
 }
 
 const replacement = "\uFFFD"

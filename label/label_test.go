@@ -2,6 +2,8 @@ package label
 
 import (
 	"math/bits"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -761,4 +763,40 @@ func TestWordTests(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCleanKeepsNoSlack holds on to the results of cleaning long labels
+// that are mostly invisible characters and checks how much heap they keep
+// alive. A result may be a string much shorter than the buffer it was
+// built in; it must not hold that buffer, or a host that keeps a few
+// cleaned labels of a hostile server holds megabytes (L1, L3).
+func TestCleanKeepsNoSlack(t *testing.T) {
+	const (
+		keep = 64
+		junk = 64 << 10 // zero-width spaces on each side: 384 KiB of input
+	)
+	kept := make([]string, keep)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range kept {
+		// Each input is built here and dropped at once, so only what
+		// the result holds stays alive.
+		in := strings.Repeat("\u200b", junk) + "take-" + strconv.Itoa(i) + ".wav" + strings.Repeat("\u200b", junk)
+		kept[i] = Clean(in)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	for i, s := range kept {
+		if want := "take-" + strconv.Itoa(i) + ".wav"; s != want {
+			t.Fatalf("label %d: got %q, want %q", i, s, want)
+		}
+	}
+	// The results are under 1 KiB together; what they held before this
+	// test was written was 64 × 384 KiB.
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
+		t.Errorf("%d cleaned labels of %d bytes keep %d bytes of heap alive; want at most 1 MiB",
+			keep, len(kept[0]), held)
+	}
+	runtime.KeepAlive(kept)
 }
