@@ -30,7 +30,9 @@
 //
 // All functions are idempotent: applying one to its own result returns that
 // result unchanged. They are pure functions and safe for concurrent use by
-// multiple goroutines.
+// multiple goroutines. A result may be kept for as long as a host likes: it
+// never holds more memory than 256 bytes or about twice its own length,
+// whichever is more, however long the string it was made from.
 //
 // # Limits
 //

@@ -144,17 +144,18 @@ func newPageBits(rt *unicode.RangeTable) *pageBits {
 // [Display] for a bounded label.
 //
 // An empty result means the label is absent. Clean is idempotent. It
-// allocates only when a rune must be deleted or replaced; a string that is
-// already clean, or needs only trimming, is returned without copying. A
-// result that was copied holds at most about twice its own length in
-// memory, however much of s was removed.
+// allocates only when a rune must be deleted or replaced, or when it
+// trims away more than half of a string longer than 256 bytes; a string
+// that is already clean, or needs only a little trimming, is returned
+// without copying. So a result never holds more memory than 256 bytes or
+// about twice its own length, whichever is more, however long s was.
 func Clean(s string) string {
 	// Most labels are short printable ASCII: one pass over whole words
 	// settles them before the general loop (BenchmarkClean/short), and a
 	// string that is not settled resumes where the pass stopped.
 	i := printablePrefix(s)
 	if i == len(s) {
-		return trim(s)
+		return compact(trim(s), len(s))
 	}
 	return clean(s, i)
 }
@@ -246,19 +247,29 @@ func clean(s string, i int) string {
 		start = i
 	}
 	if start == 0 { // nothing changed: no copy
-		return trim(s)
+		return compact(trim(s), len(s))
 	}
 	b.WriteString(s[start:])
-	out := trim(b.String())
-	if 2*len(out) < b.Cap() {
-		// The buffer was sized for all of s, and most of it went: a
-		// result that kept it would hold that memory for as long as
-		// it lives (TestCleanKeepsNoSlack). A copy costs at most the
-		// half that was kept.
-		return strings.Clone(out)
-	}
-	return out
+	return compact(trim(b.String()), b.Cap())
 }
+
+// compact returns t, a part of a string or buffer of n bytes, as a copy
+// of its own when it is less than half of that and n is over slackMax: a
+// label kept for long would otherwise hold all n bytes alive
+// (TestLabelsKeepNoSlack). The copy costs at most the half that was kept;
+// a label that keeps most of its input, as almost all do, and a short
+// one, are returned as they are.
+func compact(t string, n int) string {
+	if n > slackMax && 2*len(t) < n {
+		return strings.Clone(t)
+	}
+	return t
+}
+
+// slackMax is the most memory a label may hold beyond twice its length:
+// below it, a copy would cost more than it frees, and short labels that
+// need only trimming stay free of allocations (TestNoAllocs).
+const slackMax = 256
 
 const replacement = "\uFFFD"
 
@@ -506,7 +517,9 @@ func MediaTypeEssence(s string) string {
 			return ""
 		}
 	}
-	return lowerASCII(t)
+	// t may be a small part of a long s, such as a response's
+	// Content-Type header, which a result kept for long would hold.
+	return lowerASCII(compact(t, len(s)))
 }
 
 // isTokenChar reports whether c is a tchar of RFC 9110 section 5.6.2.

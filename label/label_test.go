@@ -765,38 +765,53 @@ func TestWordTests(t *testing.T) {
 	}
 }
 
-// TestCleanKeepsNoSlack holds on to the results of cleaning long labels
-// that are mostly invisible characters and checks how much heap they keep
-// alive. A result may be a string much shorter than the buffer it was
-// built in; it must not hold that buffer, or a host that keeps a few
-// cleaned labels of a hostile server holds megabytes (L1, L3).
-func TestCleanKeepsNoSlack(t *testing.T) {
+// TestLabelsKeepNoSlack holds on to labels made from long inputs that are
+// mostly invisible characters or white space, and checks how much heap
+// they keep alive. A label may be much shorter than its input, or than the
+// buffer it was built in; it must hold neither, or a host that keeps a few
+// labels of a hostile server holds megabytes (L1, L3, L4, L6).
+func TestLabelsKeepNoSlack(t *testing.T) {
 	const (
 		keep = 64
-		junk = 64 << 10 // zero-width spaces on each side: 384 KiB of input
+		junk = 64 << 10 // characters on each side of the visible part
 	)
-	kept := make([]string, keep)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range kept {
-		// Each input is built here and dropped at once, so only what
-		// the result holds stays alive.
-		in := strings.Repeat("\u200b", junk) + "take-" + strconv.Itoa(i) + ".wav" + strings.Repeat("\u200b", junk)
-		kept[i] = Clean(in)
+	zw, sp := strings.Repeat("\u200b", junk), strings.Repeat(" ", junk)
+	for _, tt := range []struct {
+		name string
+		in   func(visible string) string
+		f    func(string) string
+	}{
+		{"Clean/removed", func(v string) string { return zw + v + zw }, Clean},
+		{"Clean/trimmed", func(v string) string { return sp + v + sp }, Clean},
+		{"Clean/trimmed-after-removal", func(v string) string { return "\u200b" + sp + v + sp }, Clean},
+		{"Display", func(v string) string { return sp + v + sp }, func(s string) string { return Display(s, NameMax) }},
+		{"MediaType", func(v string) string { return sp + "audio/" + v + sp }, MediaType},
+		{"MediaTypeEssence", func(v string) string { return "audio/" + v + ";" + sp }, MediaTypeEssence},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kept := make([]string, keep)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := range kept {
+				// Each input is built here and dropped at once, so
+				// only what the label holds stays alive.
+				kept[i] = tt.f(tt.in("take-" + strconv.Itoa(i) + ".wav"))
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			for i, s := range kept {
+				if want := "take-" + strconv.Itoa(i) + ".wav"; !strings.HasSuffix(s, want) {
+					t.Fatalf("label %d: got %q, want it to end in %q", i, s, want)
+				}
+			}
+			// The labels are under 2 KiB together; each input is at
+			// least 64 KiB.
+			if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
+				t.Errorf("%d labels of %d bytes keep %d bytes of heap alive; want at most 1 MiB",
+					keep, len(kept[0]), held)
+			}
+			runtime.KeepAlive(kept)
+		})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	for i, s := range kept {
-		if want := "take-" + strconv.Itoa(i) + ".wav"; s != want {
-			t.Fatalf("label %d: got %q, want %q", i, s, want)
-		}
-	}
-	// The results are under 1 KiB together; what they held before this
-	// test was written was 64 × 384 KiB.
-	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
-		t.Errorf("%d cleaned labels of %d bytes keep %d bytes of heap alive; want at most 1 MiB",
-			keep, len(kept[0]), held)
-	}
-	runtime.KeepAlive(kept)
 }
