@@ -2,6 +2,7 @@ package refs
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -90,6 +91,10 @@ func (m *MemoryMarks) mark(key, server string) {
 			delete(m.holders, old)
 		}
 	}
+	// The key may be part of a much longer string, such as a uri with a
+	// long fragment or a text that names the uri; the mark outlives it,
+	// and must not keep it alive (TestMarksKeepNoURIs).
+	key = strings.Clone(key)
 	sm.set[key] = struct{}{}
 	sm.order = append(sm.order, key)
 	m.holders[key]++

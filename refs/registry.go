@@ -489,7 +489,7 @@ func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 		if err != nil && len(g.unstored) < maxUnstored {
 			// The mark holds in memory; the next never for this uri tries
 			// the store again.
-			g.unstored[ev.key] = struct{}{}
+			g.unstored[strings.Clone(ev.key)] = struct{}{} // it may outlive the record
 		} else if err == nil {
 			delete(g.unstored, ev.key)
 		}

@@ -1,0 +1,75 @@
+package refs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// refusingStore is a MarkStore that is down: it keeps nothing, so the
+// registry keeps each mark to try the store again.
+type refusingStore struct{}
+
+func (refusingStore) Mark(context.Context, string, string) error { return errors.New("store down") }
+
+func (refusingStore) Marked(context.Context, string) (bool, error) { return false, nil }
+
+// TestMarksKeepNoURIs marks uris that carry a long fragment, which their
+// canonical key leaves out, and then evicts every marked record. The
+// marks outlive the records, in the registry's memory and, while the mark
+// store is down, in the list of marks to store again; both must hold only
+// their keys: a key cut from its uri would keep the whole uri alive for as
+// long as the mark (N7, N8).
+func TestMarksKeepNoURIs(t *testing.T) {
+	for _, store := range []refs.MarkStore{nil, refusingStore{}} {
+		t.Run(fmt.Sprintf("store=%T", store), func(t *testing.T) { marksKeepNoURIs(t, store) })
+	}
+}
+
+func marksKeepNoURIs(t *testing.T, store refs.MarkStore) {
+	const n = 500
+	frag := "#" + strings.Repeat("f", 16<<10)
+	reg, err := refs.New(refs.Config{Capacity: 16, Marks: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC() // twice: sync.Pool caches keep what they hold through one
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		// Each uri is built here and dropped once registered.
+		uri := fmt.Sprintf("https://files.example/%d", i) + frag
+		reg.Register(t.Context(), convert.Registration{
+			Testimony: convert.Testimony{URI: uri, Present: convert.FieldURI, Disposition: "never"},
+			Server:    "srv", Never: true,
+		})
+	}
+	for i := range 16 { // evicts every marked record
+		reg.Register(t.Context(), convert.Registration{
+			Testimony: convert.Testimony{URI: fmt.Sprintf("https://files.example/plain/%d", i), Present: convert.FieldURI},
+			Server:    "srv",
+		})
+	}
+	runtime.GC() // twice: sync.Pool caches keep what they hold through one
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	for _, i := range []int{0, n - 1} {
+		uri := fmt.Sprintf("https://files.example/%d", i)
+		if _, ok := reg.ByURI(uri); ok || !reg.MarkedHere(uri) {
+			t.Fatalf("%s: want it evicted and still marked", uri)
+		}
+	}
+	// The keys are about 25 bytes each; the uris were 16 KiB each.
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
+		t.Errorf("%d marks of evicted records keep %d bytes of heap alive; want at most 1 MiB", n, held)
+	}
+	runtime.KeepAlive(reg)
+}
