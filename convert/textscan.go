@@ -1309,7 +1309,12 @@ func readText(text string, left *textCounts) textReading {
 		}
 		if u, ok := memberURI(lit); ok {
 			left.nevers--
-			r.never = append(r.never, u)
+			// u may be a part of the text, and a never uri outlives it:
+			// in the registry's record and marks, and in the content's
+			// claims (TestMarksKeepNoTexts). The copies come to at most
+			// the text's length: the literals of one reading never
+			// overlap, and each is read as never once at most.
+			r.never = append(r.never, strings.Clone(u))
 			if calledNever == nil {
 				calledNever = make(map[string]bool)
 			}
