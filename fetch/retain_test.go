@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -43,4 +44,34 @@ func TestCopyTypeKeepsNoHeader(t *testing.T) {
 		t.Errorf("%d saved copies of 8 bytes keep %d bytes of heap alive; want at most 1 MiB", n, held)
 	}
 	runtime.KeepAlive(e)
+}
+
+// TestStaleCopyRemoved fetches references into a DirStore that is also
+// the registry's Remover, and then has their server send each uri again
+// with another digest. The saved copies no longer describe the references
+// and no record names them, so they must go, or such a server leaves one
+// file behind per fetch (F19, F20).
+func TestStaleCopyRemoved(t *testing.T) {
+	payload := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	dir := t.TempDir()
+	store, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := newEnv(t, body(payload, "audio/wav"), withStore(store), func(e *env) { e.regCfg.Remover = store })
+	block := `{"type":"resource","uri":"$ORIGIN/take%d.wav","digest":%q}`
+	for i := range 8 {
+		rec := e.ref(serverName, fmt.Sprintf(block, i, digestOf(payload)))
+		if _, err := e.f.Fetch(t.Context(), rec.ID, Request{}); err != nil {
+			t.Fatal(err)
+		}
+		e.ref(serverName, fmt.Sprintf(block, i, digestOf([]byte("another payload"))))
+		if rec, _ := e.reg.Lookup(rec.ID); rec.Copy != nil {
+			t.Fatalf("F19: the record still names its copy after a new digest: %+v", rec.Copy)
+		}
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("F20: %d files stay in the store that no record names (%v)", len(left), err)
+	}
 }

@@ -47,9 +47,10 @@ func (r EvictReason) String() string {
 }
 
 // Remover removes a stored copy of a payload. A host that gives one has
-// a copy withdrawn by a never mark deleted, not only forgotten; copies of
-// evicted records are left to the host (see Config.OnEvict). It is never
-// called with a lock held.
+// the copies a record stops naming deleted, not only forgotten: one a
+// never mark withdraws, and one that a server's new digest for the
+// reference makes stale. Copies of evicted records are left to the host
+// (see Config.OnEvict). It is never called with a lock held.
 type Remover interface {
 	// Remove deletes the copy saved at path. Its error is logged; a copy
 	// already gone should not be an error.
@@ -80,8 +81,9 @@ type Config struct {
 	// MarkBound bounds the marks the registry keeps in memory for each
 	// server. Zero means DefaultMarkBound.
 	MarkBound int
-	// Remover, if set, deletes a saved copy when a never mark withdraws it.
-	// Without one, the copy is forgotten and its path logged.
+	// Remover, if set, deletes a saved copy when a never mark withdraws it
+	// or a new digest makes it stale. Without one, the copy is forgotten
+	// and its path logged.
 	Remover Remover
 	// Logger receives operator lines (marks, withdrawn copies, mark store
 	// failures). Nil discards them.
@@ -187,9 +189,7 @@ func (g *Registry) Register(ctx context.Context, r convert.Registration) (e conv
 			rec.fill(&e)
 			g.mu.Unlock()
 			ownEntry(&e)
-			if forgotten != nil {
-				g.logForgotten(e.ID, forgotten)
-			}
+			g.afterForget(ctx, e.ID, forgotten)
 			return e
 		}
 		g.mu.Unlock()
@@ -232,11 +232,19 @@ const lockSpins = 1000
 // lock would take a lock of the runtime's.
 var spinning = runtime.GOMAXPROCS(0) > 1
 
-// logForgotten tells the operator that new testimony made a saved copy
-// stale.
-func (g *Registry) logForgotten(id string, c *convert.Copy) {
+// afterForget tells the operator that new testimony made the saved copy
+// c of record id stale, and removes it with the host's Remover: no record
+// names it any more, and an evicted record could not report it to
+// OnEvict. It runs without the lock; c nil does nothing.
+func (g *Registry) afterForget(ctx context.Context, id string, c *convert.Copy) {
+	if c == nil {
+		return
+	}
 	g.log.Info("refs: a new digest for a reference no longer matches its saved copy; the copy is forgotten",
 		"ref", id, "path", c.Path)
+	if g.remover != nil {
+		g.removeUnnamed(ctx, id, c.Path, "a new digest made stale")
+	}
 }
 
 // register is Register's full path. missed says the short path just
@@ -317,9 +325,7 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	rec.fill(&e)
 	g.mu.Unlock()
 	ownEntry(&e)
-	if forgotten != nil {
-		g.logForgotten(e.ID, forgotten)
-	}
+	g.afterForget(ctx, e.ID, forgotten)
 	g.afterWithdraw(ctx, e.ID, withdrawn)
 	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
@@ -430,8 +436,8 @@ func (g *Registry) respellLocked(rec *record, raw string) {
 
 // replaceTestimonyLocked installs new testimony. A saved copy verified
 // against a different digest no longer describes the reference and is
-// forgotten (the file itself is the host's); the copy is returned so the
-// caller can log it after unlocking.
+// forgotten; the copy is returned so the caller can log it, and remove it
+// with the host's Remover, after unlocking (see afterForget).
 func (g *Registry) replaceTestimonyLocked(rec *record, t convert.Testimony) (forgotten *convert.Copy) {
 	if rec.copy != nil && t.Has(convert.FieldDigest) && t.Digest != rec.copy.against {
 		forgotten, rec.copy = rec.copy.take(), nil
@@ -513,24 +519,31 @@ func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 // removeWithdrawn removes the copy at path a never mark withdrew from
 // record id with the host's Remover, or logs where it stays without one.
 func (g *Registry) removeWithdrawn(ctx context.Context, id, path string) {
+	g.removeUnnamed(ctx, id, path, "a never mark withdrew")
+}
+
+// removeUnnamed removes the copy at path, which record id named until
+// what (a never mark withdrew it, a new digest made it stale) happened,
+// with the host's Remover; without one it logs where the copy stays.
+func (g *Registry) removeUnnamed(ctx context.Context, id, path, what string) {
 	if g.names(id, path) {
 		// A store that names copies by their record put the record's
-		// new copy at the withdrawn one's path: the file is the new copy.
-		g.log.Info("refs: a withdrawn copy's path now holds the reference's new copy, which stays",
+		// new copy at the old one's path: the file is the new copy.
+		g.log.Info("refs: the path of a copy "+what+" now holds the reference's new copy, which stays",
 			"ref", id, "path", path)
 		return
 	}
 	if g.remover == nil {
-		g.log.Warn("refs: a copy saved before the never mark is no longer named, but stays in storage",
+		g.log.Warn("refs: a copy "+what+" is no longer named, but stays in storage",
 			"ref", id, "path", path)
 		return
 	}
 	if err := g.remover.Remove(ctx, path); err != nil {
-		g.log.Error("refs: could not remove a copy a never mark withdrew",
+		g.log.Error("refs: could not remove a copy "+what,
 			"ref", id, "path", path, "err", err.Error())
 		return
 	}
-	g.log.Info("refs: removed a copy a never mark withdrew", "ref", id, "path", path)
+	g.log.Info("refs: removed a copy "+what, "ref", id, "path", path)
 }
 
 // names reports whether the record id names a copy at path.

@@ -615,7 +615,11 @@ func TestNewDigestForgetsSavedCopy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newReg(t, refs.Config{})
+			// A forgotten copy is named by nothing any more, so the
+			// Remover deletes it; a host without one finds its path in
+			// the log alone (F20).
+			rm := &fakeRemover{}
+			g := newReg(t, refs.Config{Remover: rm})
 			e := g.Register(ctx, from("s1", digested(d1)))
 			saved := convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}
 			if err := g.Save(e.ID, saved, digested(d1)); err != nil {
@@ -625,6 +629,13 @@ func TestNewDigestForgetsSavedCopy(t *testing.T) {
 			rec := mustLookup(t, g, e.ID, "R6")
 			if got := rec.Copy != nil; got != tt.keep {
 				t.Errorf("R6: saved copy kept = %t, want %t (%s)", got, tt.keep, tt.reason)
+			}
+			var wantRemoved []string
+			if !tt.keep {
+				wantRemoved = []string{saved.Path}
+			}
+			if diff := cmp.Diff(wantRemoved, rm.removed()); diff != "" {
+				t.Errorf("F20: copies removed (-want +got):\n%s", diff)
 			}
 			if got := after.Copy != nil; got != tt.keep {
 				t.Errorf("R6: Register entry has a Copy = %t, want %t (%s)", got, tt.keep, tt.reason)
