@@ -146,6 +146,19 @@ func (p *pinned) clientFor(addrs []netip.Addr) (*http.Client, bool) {
 	return &c, true
 }
 
+// closeIdle closes the idle connections of the base client when its
+// transport is the package's, and of every pinned client.
+func (p *pinned) closeIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.own {
+		p.base.CloseIdleConnections()
+	}
+	for _, c := range p.clients {
+		c.CloseIdleConnections()
+	}
+}
+
 // checkAfterDial wraps a host's own dial function: it cannot see the
 // address before the connection, so it closes any connection whose peer is
 // not allowed, before a byte is written.

@@ -63,7 +63,9 @@
 //
 // A [Fetcher] is safe for concurrent use by multiple goroutines, and so
 // are [MemoryStore] and [DirStore]. Host implementations of [Servers] and
-// [Store] must be too.
+// [Store] must be too. A fetcher keeps connections open for reuse; a host
+// that drops one (a fetcher per session, say) closes them first with
+// [Fetcher.CloseIdleConnections].
 //
 // # What it does not reach
 //

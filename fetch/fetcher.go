@@ -576,3 +576,14 @@ func (f *Fetcher) answered(ctx context.Context, rec refs.Record, a answer) (Resu
 	}
 	return a.res, nil
 }
+
+// CloseIdleConnections closes the connections the fetcher keeps open for
+// reuse and no fetch is using, as [http.Client.CloseIdleConnections] does;
+// a fetch under way keeps its own. The fetcher stays usable: a later fetch
+// opens new ones. A host that drops a fetcher calls it first, since a
+// fetcher's connections otherwise stay open until their idle timeout.
+// It closes those of the fetcher's own transport and of every client it
+// made to dial only a server's resolved addresses ([Server.Addrs]), which
+// copy the host's transport and so are out of its reach. Those of a
+// transport the host passed in [Config.Client] are the host's to close.
+func (f *Fetcher) CloseIdleConnections() { f.clients.closeIdle() }
