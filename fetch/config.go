@@ -54,8 +54,9 @@ type Config struct {
 	// Budget is each server's budget of decoded bytes per BudgetWindow,
 	// across all fetches of this Fetcher. Zero means DefaultBudget.
 	Budget int64
-	// BudgetWindow is how long a server's budget lasts; when a window
-	// ends, the server's spent total starts again from zero. Zero means
+	// BudgetWindow is how long a server's budget lasts; a window begins
+	// with the first bytes fetched through the server, and when it ends,
+	// the server's spent total starts again from zero. Zero means
 	// DefaultBudgetWindow.
 	BudgetWindow time.Duration
 	// Timeout is a call's deadline when the call sets none. Zero means

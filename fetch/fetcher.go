@@ -38,6 +38,7 @@ type Fetcher struct {
 
 	bmu     sync.Mutex
 	budgets map[string]*budget // by server name
+	sweepAt int                // how many budgets make budgetLocked sweep
 
 	origins originCache // Server.Origin strings, parsed
 }
@@ -77,6 +78,7 @@ func New(reg *refs.Registry, servers Servers, store Store, cfg Config) (*Fetcher
 		fetchNever: cfg.FetchNever,
 		flights:    make(map[string]*flight),
 		budgets:    make(map[string]*budget),
+		sweepAt:    sweepMin,
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
