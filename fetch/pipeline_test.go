@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -369,4 +370,52 @@ func TestSpanWaitParksWhileWritesWait(t *testing.T) {
 	if sp := w.next(ch, writes); sp.i != 1 || !w.missed {
 		t.Fatalf("got span %d, missed %t; want span 1 after parking at once", sp.i, w.missed)
 	}
+}
+
+// waitingAbortStore is a MemoryStore whose copies' Abort returns only
+// when its context ends, as a store discarding a copy over the network
+// might wait.
+type waitingAbortStore struct{ *MemoryStore }
+
+func (s waitingAbortStore) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	p, err := s.MemoryStore.Begin(ctx, name, mime)
+	return waitingAbort{p}, err
+}
+
+type waitingAbort struct{ Pending }
+
+func (p waitingAbort) Abort(ctx context.Context) error {
+	<-ctx.Done()
+	p.Pending.Abort(context.Background())
+	return ctx.Err()
+}
+
+// TestAbortContextEnds pins F12 for the discarding of a partial copy: the
+// context the store's Abort gets ends after abortMax, so a caller whose
+// deadline passed is answered even when the store waits for its context,
+// and the log says the copy could not be discarded.
+func TestAbortContextEnds(t *testing.T) {
+	defer func(old time.Duration) { abortMax = old }(abortMax)
+	abortMax = 100 * time.Millisecond
+	e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // sends nothing more until the request ends
+	}, func(e *env) { e.store = waitingAbortStore{e.mem} })
+	e.rec = e.ref(serverName, blk(""))
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.f.Fetch(context.Background(), e.rec.ID, Request{Timeout: 50 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		failureOf(t, err, CodeTimeout)
+	case <-time.After(10 * time.Second):
+		t.Fatal("F12: the fetch is still waiting for the store's Abort 10 s after its 50 ms deadline")
+	}
+	if !strings.Contains(e.logs.String(), "could not discard an unfinished copy") {
+		t.Errorf("the log does not say the copy could not be discarded:\n%s", e.logs.String())
+	}
+	e.assertNothingKept(e.rec)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/mcplrefs/refcore/refs"
 )
@@ -123,11 +124,20 @@ func (f *Fetcher) withdraw(ctx context.Context, store Store, id, path, why strin
 }
 
 func (f *Fetcher) abortPending(ctx context.Context, id string, p Pending) {
+	ctx, cancel := context.WithTimeout(ctx, abortMax)
+	defer cancel()
 	if err := safeAbort(ctx, p); err != nil {
 		f.log.LogAttrs(ctx, slog.LevelError, "fetch: the store could not discard an unfinished copy",
 			slog.String("ref", id), slog.String("err", oneLine(err.Error(), 300)))
 	}
 }
+
+// abortMax bounds how long a store's Abort may take: its context ends
+// then. Abort runs after every caller of the download left or failed, and
+// the last to leave is answered only once it returns, so a store that
+// waited on a context that never ends would hold that caller for good
+// (TestAbortContextEnds). A variable only so that the test can shorten it.
+var abortMax = 30 * time.Second
 
 // report calls a request's progress callback. It is the host's code: a
 // panic in it is logged, not a crash, and the download goes on.

@@ -32,6 +32,15 @@ type Store interface {
 // decoded bytes in order, then Commit or Abort; after a Commit that
 // failed it calls Abort too. The calls may come from different goroutines
 // but never overlap: each returns before the next begins.
+//
+// Nothing may outlive a failed fetch, so the last caller to leave a
+// download (its deadline passed, or it canceled) is answered only once the
+// Write under way has returned and Abort has discarded the copy. Write
+// gets no context: a store that may block, such as one writing to the
+// network, bounds each Write itself (with the context Begin received, for
+// instance), and Abort returns when its context ends, 30 seconds after the
+// call at the latest. A call that never returns holds that caller, and
+// the download's goroutines and buffers, for as long.
 type Pending interface {
 	io.Writer
 	// Commit makes the copy visible under its name and returns the path a
