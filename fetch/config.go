@@ -83,8 +83,10 @@ type Config struct {
 	// shared store is never recorded on a record marked never. Give
 	// HostStore a place the model and its tools cannot read, give every
 	// Fetcher of one registry the same HostStore, and set the registry's
-	// Remover (refs.Config.Remover) to the shared store, so that a mark
-	// reaching a copy saved earlier removes it.
+	// Remover (refs.Config.Remover) to [Removers] of the shared store and
+	// HostStore, so that a mark reaching a copy saved earlier in the shared
+	// store removes it, and a copy that a new digest makes stale goes from
+	// whichever store holds it.
 	//
 	// A mark that lands once a download into the shared store has begun
 	// stops it, within about 20 ms even while the server sends nothing:

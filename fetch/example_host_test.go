@@ -115,9 +115,11 @@ func ExampleConfig_hostStore() {
 	defer server.Close()
 	ctx := context.Background()
 
-	// The registry removes a shared copy that a later never mark reaches.
+	// The registry removes a copy it stops naming from the store that
+	// holds it: a shared copy a later never mark reaches, or any copy a
+	// new digest makes stale.
 	shared, hostOnly := fetch.NewMemoryStore(), fetch.NewMemoryStore()
-	reg, err := refs.New(refs.Config{Remover: shared})
+	reg, err := refs.New(refs.Config{Remover: fetch.Removers(shared, hostOnly)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,8 +1,12 @@
 package fetch
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -75,3 +79,87 @@ func TestStaleCopyRemoved(t *testing.T) {
 		t.Errorf("F20: %d files stay in the store that no record names (%v)", len(left), err)
 	}
 }
+
+// TestStaleHostCopyRemoved is TestStaleCopyRemoved for a copy in the
+// host-only store: a never reference fetched for the host, whose server
+// then sends another digest. The registry's Remover is Removers of both
+// stores, as Config.HostStore advises, so the stale copy goes from the
+// store that holds it (F19, F20).
+func TestStaleHostCopyRemoved(t *testing.T) {
+	payload := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	shared, host := t.TempDir(), t.TempDir()
+	stores := make([]*DirStore, 2)
+	for i, dir := range []string{shared, host} {
+		s, err := NewDirStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	e := newEnv(t, body(payload, "audio/wav"), withStore(stores[0]),
+		withConfig(func(c *Config) { c.HostStore = stores[1] }),
+		func(e *env) { e.regCfg.Remover = Removers(stores[0], stores[1]) })
+	block := `{"type":"resource","uri":"$ORIGIN/take.wav","digest":%q,"disposition":"never"}`
+	rec := e.ref(serverName, fmt.Sprintf(block, digestOf(payload)))
+	res, err := e.f.Fetch(t.Context(), rec.ID, Request{ForHost: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(res.Path) != host {
+		t.Fatalf("the host's copy is at %s, not in the host-only store %s", res.Path, host)
+	}
+	e.ref(serverName, fmt.Sprintf(block, digestOf([]byte("another payload"))))
+	for _, dir := range []string{shared, host} {
+		if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+			t.Errorf("F20: %d files stay in %s that no record names (%v)", len(left), dir, err)
+		}
+	}
+	if strings.Contains(e.logs.String(), "could not remove") {
+		t.Errorf("the log says a removal failed:\n%s", e.logs.String())
+	}
+}
+
+// TestRemovers pins how Removers answers: the store that holds a path
+// removes it, a path no store holds is an error wrapping ErrBadName, and
+// a store that fails in another way makes Remove fail.
+func TestRemovers(t *testing.T) {
+	a, err := NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	bdir := t.TempDir()
+	b, err := NewDirStore(bdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	p, err := b.Begin(t.Context(), "ref_x.bin", "application/octet-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write([]byte("bytes"))
+	path, err := p.Commit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Removers(a, b)
+	if err := r.Remove(t.Context(), path); err != nil {
+		t.Errorf("Remove of a copy in the second store = %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the copy is still there (%v)", err)
+	}
+	if err := r.Remove(t.Context(), filepath.Join(t.TempDir(), "ref_y.bin")); !errors.Is(err, ErrBadName) {
+		t.Errorf("Remove of a path no store holds = %v, want ErrBadName", err)
+	}
+	failing := removerFunc(func(context.Context, string) error { return errors.New("disk says no") })
+	if err := Removers(a, b, failing).Remove(t.Context(), filepath.Join(bdir, "ref_z.bin")); err == nil || !strings.Contains(err.Error(), "disk says no") {
+		t.Errorf("Remove with a failing store = %v, want its error", err)
+	}
+}
+
+type removerFunc func(context.Context, string) error
+
+func (f removerFunc) Remove(ctx context.Context, path string) error { return f(ctx, path) }
