@@ -5,8 +5,9 @@
 //
 // What it guarantees: an observation is produced by the library's real
 // functions, the same ones a host calls (convert's views, refs' registry,
-// fetch's fetcher), in the conformance profile: a fetcher without the
-// withhold hook, a registry bound of 2,000, an in-memory store that records
+// fetch's fetcher), in the conformance profile: a fetcher that fetches
+// never references when asked (fetch.Config.FetchNever, which the vectors
+// expect), a registry bound of 2,000, an in-memory store that records
 // each save, and a view bound of [MaxViewChars]. Each case gets its own
 // loopback fixture servers; nothing leaves the machine.
 //

@@ -18,9 +18,14 @@ import (
 // A Profile is a [Host]: pass it to [Run] in [RunOptions].
 //
 // The vectors expect a never reference to be fetched when asked (RFC-005
-// vector 03), which a host serving a model must not do; so a Profile whose
-// Fetch leaves FetchNever off fails that case, as it should. Set it for the
-// run, as [ConformanceProfile] does.
+// vector 03, and every fetch vector whose reference is marked never),
+// which a host serving a model must not do; so a Profile whose Fetch
+// leaves FetchNever off fails those cases, as it should: 10 of the
+// bundled 43, the failure cases among them, since a refused fetch dials
+// nothing. Set it for the run, as [ConformanceProfile] does. The judge
+// reads the copies committed through Store, and no others: a Profile
+// whose Fetch sets a HostStore fails the 6 cases whose fetch of a never
+// reference saves a copy, which goes there. Leave HostStore out of the run.
 type Profile struct {
 	// Policy is the converter's policy. Its view bound is also the bound
 	// the judge holds every view to.

@@ -215,7 +215,7 @@ func adviseURI(uri string) []string {
 	case p.scheme == "":
 		a = append(a, "uri "+shown+" has no scheme; a host cannot fetch a relative uri: send an absolute https URL")
 	case p.scheme == "http":
-		a = append(a, `uri scheme is "http" in `+shown+"; hosts fetch over https by default and may refuse plain http, which also shows the payload to anyone on the way: serve it over https")
+		a = append(a, `uri scheme is "http" in `+shown+"; a host may refuse plain http, which also shows the payload to anyone on the way: serve it over https")
 	case p.scheme != "https":
 		a = append(a, "uri scheme is "+showClipped(p.scheme, 20)+" in "+shown+"; hosts fetch only over https (some also over http) and refuse this one: serve the payload over https")
 	}
