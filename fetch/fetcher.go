@@ -208,8 +208,15 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 	if bad != nil {
 		return f.failed(ctx, rec, bad)
 	}
+	timeout, _ := f.set.callTimeout(req.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	forModel := !req.ForHost && !f.fetchNever
-	if forModel && (rec.Never || f.reg.Marked(ctx, rec.URI)) {
+	// The mark store is asked within the call's deadline: one that stopped
+	// answering would otherwise hold the caller for as long as ctx lives
+	// (TestMarkQuestionWithinDeadline). A question it could not answer in
+	// time counts as a mark, as any unread answer does.
+	if forModel && (rec.Never || f.reg.Marked(cctx, rec.URI)) {
 		if !rec.Never && !f.reg.MarkKnown(rec.URI) {
 			// Marked counted a mark store it could not read as a mark.
 			return f.failed(ctx, rec, failUncheckedNow(rec.Server()))
@@ -224,9 +231,6 @@ func (f *Fetcher) Fetch(ctx context.Context, id string, req Request) (Result, er
 		return f.failed(ctx, rec, fail)
 	}
 
-	timeout, _ := f.set.callTimeout(req.Timeout)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	allowed := timeout
 	if dl, ok := ctx.Deadline(); ok {
 		allowed = min(allowed, max(time.Until(dl), 0))

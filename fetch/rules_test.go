@@ -1069,3 +1069,45 @@ func TestUnconfirmedNeverClause(t *testing.T) {
 		t.Errorf("N1: a withheld fetch made %d requests", n)
 	}
 }
+
+// waitingMarks is a mark store that answers only when its context ends,
+// as a client of a store that stopped responding does.
+type waitingMarks struct{ hung atomic.Bool }
+
+func (*waitingMarks) Mark(context.Context, string, string) error { return nil }
+
+func (m *waitingMarks) Marked(ctx context.Context, _ string) (bool, error) {
+	if m.hung.Load() {
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
+	return false, nil
+}
+
+// TestMarkQuestionWithinDeadline pins F12 for the question a model's
+// fetch asks the mark store before it dials: the question gets the call's
+// deadline, so a store that stopped answering cannot hold the caller past
+// it. The reference is withheld, since its marks could not be read (N7).
+func TestMarkQuestionWithinDeadline(t *testing.T) {
+	marks := &waitingMarks{}
+	e := newEnv(t, body(wavBody, "audio/wav"), func(e *env) { e.regCfg.Marks = marks })
+	rec := e.ref(serverName, blk(""))
+	marks.hung.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.f.Fetch(context.Background(), rec.ID, Request{Timeout: 100 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		f := failureOf(t, err, CodeWithheld)
+		if f.Remedy.Kind() != RemedyTryLater {
+			t.Errorf("remedy %s, want to try later", f.Remedy)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("F12: the fetch still waits on the mark store 10 s after its 100 ms deadline")
+	}
+	if n := e.requests.Load(); n != 0 {
+		t.Errorf("%d requests, want none: the marks could not be read", n)
+	}
+}
