@@ -48,9 +48,10 @@ func (r EvictReason) String() string {
 
 // Remover removes a stored copy of a payload. A host that gives one has
 // the copies a record stops naming deleted, not only forgotten: one a
-// never mark withdraws, and one that a server's new digest for the
-// reference makes stale. Copies of evicted records are left to the host
-// (see Config.OnEvict). It is never called with a lock held.
+// never mark withdraws, one that a server's new digest for the reference
+// makes stale, and one that a newer copy saved at another path replaces.
+// Copies of evicted records are left to the host (see Config.OnEvict). It
+// is never called with a lock held.
 type Remover interface {
 	// Remove deletes the copy saved at path. Its error is logged; a copy
 	// already gone should not be an error.
@@ -81,9 +82,9 @@ type Config struct {
 	// MarkBound bounds the marks the registry keeps in memory for each
 	// server. Zero means DefaultMarkBound.
 	MarkBound int
-	// Remover, if set, deletes a saved copy when a never mark withdraws it
-	// or a new digest makes it stale. Without one, the copy is forgotten
-	// and its path logged.
+	// Remover, if set, deletes a saved copy when a never mark withdraws it,
+	// a new digest makes it stale or a newer copy at another path replaces
+	// it. Without one, the copy is forgotten and its path logged.
 	Remover Remover
 	// Logger receives operator lines (marks, withdrawn copies, mark store
 	// failures). Nil discards them.
@@ -861,7 +862,7 @@ func (g *Registry) SaveMarked(id string, c convert.Copy, against convert.Testimo
 }
 
 func (g *Registry) save(id string, c convert.Copy, against convert.Testimony, refuseMarked bool) error {
-	var withdrawn *convert.Copy
+	var withdrawn, replaced *convert.Copy
 	err := func() error {
 		g.lock()
 		defer g.mu.Unlock()
@@ -885,6 +886,12 @@ func (g *Registry) save(id string, c convert.Copy, against convert.Testimony, re
 			// does not withdraw the copy saved here.
 			withdrawn = g.withdrawLocked(r)
 		}
+		if r.copy != nil && r.copy.Path != c.Path {
+			// Another copy, such as one a second fetcher of this registry
+			// saved under another extension: nothing names it from now on
+			// (TestSaveReplacingCopyRemovesTheOld).
+			replaced = r.copy.take()
+		}
 		r.copy = &savedCopy{Copy: c}
 		if against.Has(convert.FieldDigest) {
 			r.copy.against = against.Digest
@@ -892,6 +899,9 @@ func (g *Registry) save(id string, c convert.Copy, against convert.Testimony, re
 		return nil
 	}()
 	g.afterWithdraw(context.Background(), id, withdrawn)
+	if replaced != nil {
+		g.removeUnnamed(context.Background(), id, replaced.Path, "a newer one replaced")
+	}
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,3 +74,44 @@ func marksKeepNoURIs(t *testing.T, store refs.MarkStore) {
 	}
 	runtime.KeepAlive(reg)
 }
+
+// TestSaveReplacingCopyRemovesTheOld saves a second copy for a record
+// that names one already, as two fetchers of one registry may: a copy at
+// another path is no longer named by anything and goes through the
+// Remover, while one at the same path is the new copy and stays (F19,
+// F20).
+func TestSaveReplacingCopyRemovesTheOld(t *testing.T) {
+	for _, tt := range []struct {
+		name, second string
+		removed      []string
+	}{
+		{"other-path", "store/take.csv", []string{"store/take.json"}},
+		{"same-path", "store/take.json", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var removed []string
+			rm := removerFunc(func(_ context.Context, path string) error { removed = append(removed, path); return nil })
+			reg, err := refs.New(refs.Config{Remover: rm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm := convert.Testimony{URI: "https://files.example/take", Present: convert.FieldURI}
+			e := reg.Register(t.Context(), convert.Registration{Testimony: tm, Server: "srv"})
+			for _, path := range []string{"store/take.json", tt.second} {
+				if err := reg.Save(e.ID, convert.Copy{Path: path, Bytes: 4}, tm); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rec, _ := reg.Lookup(e.ID); rec.Copy == nil || rec.Copy.Path != tt.second {
+				t.Errorf("the record names %+v, want the copy at %s", rec.Copy, tt.second)
+			}
+			if !slices.Equal(removed, tt.removed) {
+				t.Errorf("removed %q, want %q", removed, tt.removed)
+			}
+		})
+	}
+}
+
+type removerFunc func(context.Context, string) error
+
+func (f removerFunc) Remove(ctx context.Context, path string) error { return f(ctx, path) }
