@@ -208,6 +208,15 @@ func (c *copier) commit() (Result, *Failure) {
 			return Result{}, fail
 		}
 	}
+	// A digest the record no longer claims: another fetcher of this
+	// registry may have saved the bytes of the new one under the same
+	// storage name, which this commit would replace with stale bytes
+	// (TestStaleCommitKeepsNewerCopy). The save below would refuse the
+	// copy anyway.
+	if e, ok := c.f.reg.EntryForURI(t.rec.URI); ok && e.ID == t.rec.ID &&
+		e.Testimony.Has(convert.FieldDigest) && e.Testimony.Digest != t.rec.Testimony.Digest {
+		return Result{}, failReissued(t.server)
+	}
 	// The commit's context ends when the last caller leaves, so a store
 	// that may block (an upload) can stop and the caller's deadline holds.
 	path, err := safeCommit(c.fl.ctx, context.WithoutCancel(c.fl.ctx), c.pend)
