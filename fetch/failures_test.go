@@ -658,3 +658,26 @@ func (p *markingPending) Commit(ctx context.Context) (string, error) {
 }
 
 var _ refs.Remover = (*markingStore)(nil)
+
+// TestRemedyKindNames pins the names RemedyKind.String gives for logs and
+// metrics: one of its own for each kind (F14), "none" for no remedy, and
+// the number for a value outside the constants.
+func TestRemedyKindNames(t *testing.T) {
+	seen := map[string]RemedyKind{}
+	for k := RemedyKind(0); k <= RemedyFixRequest; k++ {
+		name := k.String()
+		if name == "" || strings.HasPrefix(name, "RemedyKind(") {
+			t.Errorf("kind %d has no name: %q", int(k), name)
+		}
+		if other, ok := seen[name]; ok {
+			t.Errorf("kinds %d and %d share the name %q", int(other), int(k), name)
+		}
+		seen[name] = k
+	}
+	if got := RemedyTryLater.String(); got != "try-later" {
+		t.Errorf("RemedyTryLater = %q, want try-later", got)
+	}
+	if got := (RemedyFixRequest + 1).String(); got != fmt.Sprintf("RemedyKind(%d)", int(RemedyFixRequest)+1) {
+		t.Errorf("a kind past the constants = %q", got)
+	}
+}

@@ -43,6 +43,33 @@ const (
 	RemedyFixRequest
 )
 
+// remedyKindNames are the names [RemedyKind.String] gives, by kind.
+var remedyKindNames = [...]string{
+	0:                                "none",
+	RemedyTryLater:                   "try-later",
+	RemedyTryLaterThenAsk:            "try-later-then-ask",
+	RemedyFreshReference:             "fresh-reference",
+	RemedyFreshReferenceThenAsk:      "fresh-reference-then-ask",
+	RemedyTryLaterThenFreshReference: "try-later-then-fresh-reference",
+	RemedyLargerMaxBytes:             "larger-max-bytes",
+	RemedyAskOperator:                "ask-operator",
+	RemedyWaitForBudget:              "wait-for-budget",
+	RemedyBudgetTooSmall:             "budget-too-small",
+	RemedyNothing:                    "nothing",
+	RemedyHostCeiling:                "host-ceiling",
+	RemedyFixRequest:                 "fix-request",
+}
+
+// String returns the kind's name for logs and metrics, such as
+// "try-later" for [RemedyTryLater], or "none" for the zero kind of no
+// remedy. A value outside the constants reads as "RemedyKind(n)".
+func (k RemedyKind) String() string {
+	if k >= 0 && int(k) < len(remedyKindNames) {
+		return remedyKindNames[k]
+	}
+	return "RemedyKind(" + strconv.Itoa(int(k)) + ")"
+}
+
 // task is what the host's operator can do about a failure; the remedy's
 // words name it.
 type task int
