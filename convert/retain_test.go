@@ -4,29 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/memtest"
 	"github.com/mcplrefs/refcore/refs"
 )
-
-// heldBy returns the heap that stays alive after run, once what run
-// built and dropped is collected. Two collections empty the sync.Pool
-// caches (such as encoding/json's buffers), which keep what they hold
-// through one.
-func heldBy(run func()) int64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	run()
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
-}
 
 // TestMarksKeepNoTexts ingests texts of 2 MiB that each name one short uri,
 // and keeps only what outlives the contents: the registry with its marks,
@@ -110,7 +94,7 @@ func TestMarksKeepNoTexts(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.setup(t)
-			held := heldBy(func() {
+			held := memtest.Held(func() {
 				ingest(s.c, s.server, s.text, s.keep)
 				if s.after != nil {
 					s.after()

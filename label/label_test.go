@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcplrefs/refcore/internal/memtest"
 )
 
 // cleanTest is one case for Clean. Every case names the character class it
@@ -790,18 +792,13 @@ func TestLabelsKeepNoSlack(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			kept := make([]string, keep)
-			var before, after runtime.MemStats
-			runtime.GC() // twice: sync.Pool caches keep what they hold through one
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for i := range kept {
-				// Each input is built here and dropped at once, so
-				// only what the label holds stays alive.
-				kept[i] = tt.f(tt.in("take-" + strconv.Itoa(i) + ".wav"))
-			}
-			runtime.GC() // twice: sync.Pool caches keep what they hold through one
-			runtime.GC()
-			runtime.ReadMemStats(&after)
+			held := memtest.Held(func() {
+				for i := range kept {
+					// Each input is built here and dropped at once, so
+					// only what the label holds stays alive.
+					kept[i] = tt.f(tt.in("take-" + strconv.Itoa(i) + ".wav"))
+				}
+			})
 			for i, s := range kept {
 				if want := "take-" + strconv.Itoa(i) + ".wav"; !strings.HasSuffix(s, want) {
 					t.Fatalf("label %d: got %q, want it to end in %q", i, s, want)
@@ -809,7 +806,7 @@ func TestLabelsKeepNoSlack(t *testing.T) {
 			}
 			// The labels are under 2 KiB together; each input is at
 			// least 64 KiB.
-			if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
+			if held > 1<<20 {
 				t.Errorf("%d labels of %d bytes keep %d bytes of heap alive; want at most 1 MiB",
 					keep, len(kept[0]), held)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/memtest"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -41,27 +42,22 @@ func marksKeepNoURIs(t *testing.T, store refs.MarkStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtime.MemStats
-	runtime.GC() // twice: sync.Pool caches keep what they hold through one
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range n {
-		// Each uri is built here and dropped once registered.
-		uri := fmt.Sprintf("https://files.example/%d", i) + frag
-		reg.Register(t.Context(), convert.Registration{
-			Testimony: convert.Testimony{URI: uri, Present: convert.FieldURI, Disposition: "never"},
-			Server:    "srv", Never: true,
-		})
-	}
-	for i := range 16 { // evicts every marked record
-		reg.Register(t.Context(), convert.Registration{
-			Testimony: convert.Testimony{URI: fmt.Sprintf("https://files.example/plain/%d", i), Present: convert.FieldURI},
-			Server:    "srv",
-		})
-	}
-	runtime.GC() // twice: sync.Pool caches keep what they hold through one
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	held := memtest.Held(func() {
+		for i := range n {
+			// Each uri is built here and dropped once registered.
+			uri := fmt.Sprintf("https://files.example/%d", i) + frag
+			reg.Register(t.Context(), convert.Registration{
+				Testimony: convert.Testimony{URI: uri, Present: convert.FieldURI, Disposition: "never"},
+				Server:    "srv", Never: true,
+			})
+		}
+		for i := range 16 { // evicts every marked record
+			reg.Register(t.Context(), convert.Registration{
+				Testimony: convert.Testimony{URI: fmt.Sprintf("https://files.example/plain/%d", i), Present: convert.FieldURI},
+				Server:    "srv",
+			})
+		}
+	})
 	for _, i := range []int{0, n - 1} {
 		uri := fmt.Sprintf("https://files.example/%d", i)
 		if _, ok := reg.ByURI(uri); ok || !reg.MarkedHere(uri) {
@@ -69,7 +65,7 @@ func marksKeepNoURIs(t *testing.T, store refs.MarkStore) {
 		}
 	}
 	// The keys are about 25 bytes each; the uris were 16 KiB each.
-	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
+	if held > 1<<20 {
 		t.Errorf("%d marks of evicted records keep %d bytes of heap alive; want at most 1 MiB", n, held)
 	}
 	runtime.KeepAlive(reg)
