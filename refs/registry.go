@@ -351,7 +351,7 @@ func (g *Registry) afterWithdraw(ctx context.Context, id string, c *convert.Copy
 		return
 	}
 	g.log.Info("refs: a never mark made elsewhere reached a reference with a saved copy", "ref", id)
-	g.removeWithdrawn(ctx, id, c.Path)
+	g.removeUnnamed(ctx, id, c.Path, neverWithdrew)
 }
 
 // insertLocked adds rec, a new record bound to server ("" for none).
@@ -514,18 +514,16 @@ func (g *Registry) afterMark(ctx context.Context, ev *markEvent) {
 	if ev.dropped == nil {
 		return
 	}
-	g.removeWithdrawn(ctx, ev.rec.ID, ev.dropped.Path)
+	g.removeUnnamed(ctx, ev.rec.ID, ev.dropped.Path, neverWithdrew)
 }
 
-// removeWithdrawn removes the copy at path a never mark withdrew from
-// record id with the host's Remover, or logs where it stays without one.
-func (g *Registry) removeWithdrawn(ctx context.Context, id, path string) {
-	g.removeUnnamed(ctx, id, path, "a never mark withdrew")
-}
+// neverWithdrew is removeUnnamed's what for a copy a never mark withdrew.
+const neverWithdrew = "a never mark withdrew"
 
 // removeUnnamed removes the copy at path, which record id named until
-// what (a never mark withdrew it, a new digest made it stale) happened,
-// with the host's Remover; without one it logs where the copy stays.
+// what happened (a never mark withdrew it, a new digest made it stale, a
+// newer copy at another path replaced it), with the host's Remover;
+// without one it logs where the copy stays.
 func (g *Registry) removeUnnamed(ctx context.Context, id, path, what string) {
 	if g.names(id, path) {
 		// A store that names copies by their record put the record's
