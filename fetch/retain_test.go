@@ -160,3 +160,12 @@ func TestRemovers(t *testing.T) {
 type removerFunc func(context.Context, string) error
 
 func (f removerFunc) Remove(ctx context.Context, path string) error { return f(ctx, path) }
+
+// TestRemoversOfNone pins the degenerate Removers: with no store to ask,
+// no store holds any path, and Remove says so rather than claiming the
+// copy is gone.
+func TestRemoversOfNone(t *testing.T) {
+	if err := Removers().Remove(t.Context(), "/tmp/ref_x.bin"); !errors.Is(err, ErrBadName) {
+		t.Errorf("Removers().Remove = %v, want ErrBadName", err)
+	}
+}

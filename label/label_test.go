@@ -814,3 +814,32 @@ func TestLabelsKeepNoSlack(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactBound attacks the bound of the copy Clean makes of a label
+// cut from a long input (L4): at 256 bytes of input nothing is copied, so
+// short labels stay free of allocations, from 257 bytes a result under
+// half the input is copied, and one of exactly half is not. Each case is
+// checked by what it allocates and by its value.
+func TestCompactBound(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		in     string
+		copied bool
+	}{
+		{"256-bytes-mostly-blank", strings.Repeat(" ", 250) + "name.w", false},
+		{"257-bytes-mostly-blank", strings.Repeat(" ", 251) + "name.w", true},
+		{"exactly-half-kept", strings.Repeat(" ", 150) + strings.Repeat("a", 150), false},
+		{"one-short-of-half", strings.Repeat(" ", 151) + strings.Repeat("a", 149), true},
+		{"all-blank", strings.Repeat(" ", 1<<20), false},
+	} {
+		want := strings.TrimSpace(tt.in)
+		var got string
+		allocs := testing.AllocsPerRun(10, func() { got = Clean(tt.in) })
+		if got != want {
+			t.Errorf("%s: Clean = %q, want %q", tt.name, got, want)
+		}
+		if made := allocs > 0; made != tt.copied {
+			t.Errorf("%s: %v allocations, want a copy: %t", tt.name, allocs, tt.copied)
+		}
+	}
+}
