@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/copylock"
 )
 
 // copier streams one response body into the store: it decodes gzip,
@@ -90,6 +91,18 @@ func (c *copier) run() outcome {
 		c.abort()
 		return outcome{fail: fail, modelFail: c.modelFail}
 	}
+	// From the last checks before the commit until the record names the
+	// copy (or the copy is withdrawn), this is the only work on the
+	// record's copy: another fetcher's commit waits, and so does the
+	// removal of a copy the record stopped naming, which could otherwise
+	// delete this copy at the same storage name (TestStaleCommitAtOnce,
+	// TestRemovalKeepsCopyCommittedMeanwhile).
+	release, err := copylock.Hold(c.fl.ctx, c.f.reg, c.fl.t.rec.ID)
+	if err != nil {
+		c.abort()
+		return outcome{fail: errAbandoned, modelFail: c.modelFail}
+	}
+	defer release()
 	res, fail := c.commit()
 	if fail != nil {
 		c.abort()

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/copylock"
 	"github.com/mcplrefs/refcore/internal/uriform"
 )
 
@@ -51,10 +52,18 @@ func (r EvictReason) String() string {
 // never mark withdraws, one that a server's new digest for the reference
 // makes stale, and one that a newer copy saved at another path replaces.
 // Copies of evicted records are left to the host (see Config.OnEvict). It
-// is never called with a lock held.
+// is never called with the registry's lock held.
+//
+// A removal never deletes a copy that a fetch of this registry is storing
+// at that moment under the same path: while a fetch of the record commits
+// and saves its copy, the removal is put off, and the fetch runs it as it
+// finishes, on its own goroutine, once the call that asked for it has
+// returned. Remove must therefore not wait for a fetch of the same
+// reference. Copies a host writes and saves itself, outside this module's
+// fetcher, are not ordered this way.
 type Remover interface {
-	// Remove deletes the copy saved at path. Its error is logged; a copy
-	// already gone should not be an error.
+	// Remove deletes the copy saved at path. Its error is logged, and so
+	// is a panic; a copy already gone should not be an error.
 	Remove(ctx context.Context, path string) error
 }
 
@@ -524,7 +533,26 @@ const neverWithdrew = "a never mark withdrew"
 // what happened (a never mark withdrew it, a new digest made it stale, a
 // newer copy at another path replaced it), with the host's Remover;
 // without one it logs where the copy stays.
+//
+// It runs in turn with the fetches that store and save a copy of the
+// record: while one is doing so, the removal waits for it to finish, so
+// the check below sees the copy it saved, perhaps at this very path, and
+// the Remover does not delete it (TestRemovalKeepsCopyCommittedMeanwhile).
+// The removal does not make its caller wait for that fetch: the fetch
+// runs it as it finishes, with ctx's values but not its end, since the
+// caller may be gone by then.
 func (g *Registry) removeUnnamed(ctx context.Context, id, path, what string) {
+	copylock.Do(g, id, func(later bool) {
+		if later {
+			ctx = context.WithoutCancel(ctx)
+		}
+		g.removeNow(ctx, id, path, what)
+	})
+}
+
+// removeNow is [Registry.removeUnnamed]'s work, with the record's copy
+// lock held.
+func (g *Registry) removeNow(ctx context.Context, id, path, what string) {
 	if g.names(id, path) {
 		// A store that names copies by their record put the record's
 		// new copy at the old one's path: the file is the new copy.
@@ -537,12 +565,24 @@ func (g *Registry) removeUnnamed(ctx context.Context, id, path, what string) {
 			"ref", id, "path", path)
 		return
 	}
-	if err := g.remover.Remove(ctx, path); err != nil {
+	if err := g.remove(ctx, path); err != nil {
 		g.log.Error("refs: could not remove a copy "+what,
 			"ref", id, "path", path, "err", err.Error())
 		return
 	}
 	g.log.Info("refs: removed a copy "+what, "ref", id, "path", path)
+}
+
+// remove calls the host's Remover, which may run on a fetch's goroutine
+// (see removeUnnamed): a panic in it is returned as an error, to be
+// logged, rather than ending that goroutine or holding the copy lock.
+func (g *Registry) remove(ctx context.Context, path string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the Remover panicked: %v", p)
+		}
+	}()
+	return g.remover.Remove(ctx, path)
 }
 
 // names reports whether the record id names a copy at path.

@@ -2,6 +2,7 @@ package refs_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/logtest"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -985,5 +987,38 @@ func TestUnknownErrorCutsWholeCharacters(t *testing.T) {
 	}
 	if want := "unknown reference: " + strconv.Quote(strings.Repeat("a", 63)); msg != want {
 		t.Errorf("R4: error text = %s, want %s", msg, want)
+	}
+}
+
+// panicRemover is a host's Remover that panics.
+type panicRemover struct{}
+
+func (panicRemover) Remove(context.Context, string) error { panic("store offline") }
+
+// TestPanickingRemoverIsLogged pins F20's clean-up for a Remover that
+// panics: the removal may run on a fetch's goroutine, after the call that
+// asked for it, so the panic is logged as the Remover's error, never
+// raised, and the registry goes on.
+func TestPanickingRemoverIsLogged(t *testing.T) {
+	ctx := t.Context()
+	var logs logtest.Buffer
+	g := newReg(t, refs.Config{Remover: panicRemover{}, Logger: logs.Logger()})
+	e := g.Register(ctx, from("s1", digested(digestA)))
+	saved := convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}
+	if err := g.Save(e.ID, saved, digested(digestA)); err != nil {
+		t.Fatal(err)
+	}
+	g.Register(ctx, from("s1", digested(digestB))) // makes the copy stale
+	if rec := mustLookup(t, g, e.ID, "R6"); rec.Copy != nil {
+		t.Errorf("R6: the stale copy is still named: %+v", rec.Copy)
+	}
+	var found bool
+	for _, l := range logs.Lines(t) {
+		if l["level"] == "ERROR" && strings.Contains(fmt.Sprint(l["err"]), "panicked: store offline") && l["path"] == saved.Path {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("F20: no error line names the Remover's panic and the copy's path:\n%s", logs.String())
 	}
 }

@@ -1,0 +1,219 @@
+package fetch
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/refs"
+)
+
+// samePath is a record whose copies a DirStore keeps under one storage
+// name whatever their digest, served by a server whose bytes the test
+// switches, for the races between putting a copy there and removing one.
+type samePath struct {
+	t       *testing.T
+	srv     *httptest.Server
+	bytes   atomic.Pointer[[]byte]
+	store   *DirStore
+	reg     *refs.Registry
+	servers Servers
+}
+
+func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byte) *samePath {
+	s := &samePath{t: t}
+	s.bytes.Store(&first)
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(*s.bytes.Load())
+	}))
+	t.Cleanup(s.srv.Close)
+	var err error
+	if s.store, err = NewDirStore(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.store.Close() })
+	if s.reg, err = refs.New(refs.Config{Remover: remover(s.store)}); err != nil {
+		t.Fatal(err)
+	}
+	s.servers = ServersFunc(func(string) (Server, error) { return Server{Origin: s.srv.URL}, nil })
+	return s
+}
+
+func (s *samePath) fetcher(store Store) *Fetcher {
+	f, err := New(s.reg, s.servers, store, Config{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return f
+}
+
+// register gives the record the digest of b, and the server b.
+func (s *samePath) register(b []byte) string {
+	s.bytes.Store(&b)
+	return s.reg.Register(context.Background(), convert.Registration{Server: "s", Testimony: convert.Testimony{
+		URI: s.srv.URL + "/take.txt", Digest: digestOf(b), Present: convert.FieldURI | convert.FieldDigest}}).ID
+}
+
+// holds checks that the record names a copy that exists and holds want.
+func (s *samePath) holds(id string, want []byte) {
+	s.t.Helper()
+	rec, _ := s.reg.Lookup(id)
+	if rec.Copy == nil {
+		s.t.Fatalf("the record names no copy, want one holding %q", want)
+	}
+	if got, err := os.ReadFile(rec.Copy.Path); err != nil || string(got) != string(want) {
+		s.t.Errorf("the record names %s, which holds %q (%v); want %q", rec.Copy.Path, got, err, want)
+	}
+}
+
+// waitOrGoOn waits for done to report, and keeps its report for the
+// caller, or goes on after a while if it does not: a fetch that has to
+// wait for another step on its record does not report before that step
+// is let go.
+func waitOrGoOn(done chan error) {
+	select {
+	case err := <-done:
+		done <- err
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// gateRemover is a Remover whose first Remove waits, once it has been
+// asked, until open is closed.
+type gateRemover struct {
+	refs.Remover
+	entered chan struct{}
+	open    chan struct{}
+	first   atomic.Bool
+}
+
+func (g *gateRemover) Remove(ctx context.Context, path string) error {
+	if g.first.CompareAndSwap(false, true) {
+		close(g.entered)
+		<-g.open
+	}
+	return g.Remover.Remove(ctx, path)
+}
+
+// TestRemovalKeepsCopyCommittedMeanwhile pins F20 and N3: the removal of
+// a copy that no record names any more must not delete a new copy that a
+// fetch put at the same path in the meantime. The record's copy is made
+// stale by a new digest, and the Remover is slow to delete it; a fetch of
+// the new bytes, which the DirStore names as it named the old ones,
+// commits and saves meanwhile. The record must go on naming a copy that
+// exists and holds the new bytes.
+func TestRemovalKeepsCopyCommittedMeanwhile(t *testing.T) {
+	oldBytes, newBytes := []byte("old take\n"), []byte("new take\n")
+	gate := &gateRemover{entered: make(chan struct{}), open: make(chan struct{})}
+	s := newSamePath(t, func(d *DirStore) refs.Remover { gate.Remover = d; return gate }, oldBytes)
+	f := s.fetcher(s.store)
+	id := s.register(oldBytes)
+	if _, err := f.Fetch(context.Background(), id, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	registered := make(chan struct{})
+	go func() { s.register(newBytes); close(registered) }()
+	<-gate.entered // the old copy is no longer named, and is being removed
+	fetched := make(chan error, 1)
+	go func() { _, err := f.Fetch(context.Background(), id, Request{}); fetched <- err }()
+	waitOrGoOn(fetched)
+	close(gate.open)
+	<-registered
+	if err := <-fetched; err != nil {
+		t.Fatal(err)
+	}
+	s.holds(id, newBytes)
+}
+
+// commitGate is a DirStore whose first Commit waits, once it has begun,
+// until open is closed.
+type commitGate struct {
+	*DirStore
+	entered chan struct{}
+	open    chan struct{}
+	first   atomic.Bool
+}
+
+func (g *commitGate) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	return beginWrapped(ctx, g.DirStore, name, mime, func(p Pending) Pending {
+		if !g.first.CompareAndSwap(false, true) {
+			return p
+		}
+		return &commitGatePending{Pending: p, g: g}
+	})
+}
+
+type commitGatePending struct {
+	Pending
+	g *commitGate
+}
+
+func (p *commitGatePending) Commit(ctx context.Context) (string, error) {
+	close(p.g.entered)
+	<-p.g.open
+	return p.Pending.Commit(ctx)
+}
+
+// TestStaleCommitAtOnce pins F19 and F20 for two fetchers of one registry
+// whose commits meet: the first has checked that the record still claims
+// the digest of its bytes, and is committing them, when the record takes
+// a new digest and the second fetcher commits and saves the new bytes
+// under the same storage name. The first's stale copy must not replace
+// the second's, nor its clean-up delete it.
+func TestStaleCommitAtOnce(t *testing.T) {
+	oldBytes, newBytes := []byte("old take\n"), []byte("new take\n")
+	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, oldBytes)
+	gate := &commitGate{DirStore: s.store, entered: make(chan struct{}), open: make(chan struct{})}
+	first, second := s.fetcher(gate), s.fetcher(s.store)
+	id := s.register(oldBytes)
+	firstDone := make(chan error, 1)
+	go func() { _, err := first.Fetch(context.Background(), id, Request{}); firstDone <- err }()
+	<-gate.entered
+	s.register(newBytes)
+	fetched := make(chan error, 1)
+	go func() { _, err := second.Fetch(context.Background(), id, Request{}); fetched <- err }()
+	waitOrGoOn(fetched)
+	close(gate.open)
+	if err := <-fetched; err != nil {
+		t.Fatal(err)
+	}
+	failureOf(t, <-firstDone, CodeGone)
+	s.holds(id, newBytes)
+}
+
+// TestWaitForCommitEndsWithCaller pins F12 for a fetch that waits for
+// another fetcher's commit of the same record: its caller's deadline
+// still holds, and the store keeps nothing of it.
+func TestWaitForCommitEndsWithCaller(t *testing.T) {
+	b := []byte("take\n")
+	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, b)
+	gate := &commitGate{DirStore: s.store, entered: make(chan struct{}), open: make(chan struct{})}
+	first, second := s.fetcher(gate), s.fetcher(s.store)
+	id := s.register(b)
+	firstDone := make(chan error, 1)
+	go func() { _, err := first.Fetch(context.Background(), id, Request{}); firstDone <- err }()
+	<-gate.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := second.Fetch(ctx, id, Request{})
+	select {
+	case <-firstDone:
+		t.Fatal("the first fetch finished with its commit held")
+	default:
+	}
+	failureOf(t, err, CodeTimeout)
+	close(gate.open)
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	s.holds(id, b)
+	if names, _ := os.ReadDir(s.store.Dir()); len(names) != 1 {
+		t.Errorf("the store holds %d files, want the one copy", len(names))
+	}
+}
