@@ -20,6 +20,7 @@ type samePath struct {
 	t       *testing.T
 	srv     *httptest.Server
 	bytes   atomic.Pointer[[]byte]
+	stall   atomic.Pointer[stall] // the next request's, if set
 	store   *DirStore
 	reg     *refs.Registry
 	servers Servers
@@ -29,6 +30,10 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 	s := &samePath{t: t}
 	s.bytes.Store(&first)
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st := s.stall.Swap(nil); st != nil {
+			close(st.at)
+			<-st.open
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(*s.bytes.Load())
 	}))
@@ -43,6 +48,16 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 	}
 	s.servers = ServersFunc(func(string) (Server, error) { return Server{Origin: s.srv.URL}, nil })
 	return s
+}
+
+// stall holds the next request at the server: at is closed once it
+// arrives, and it is answered once open is closed.
+type stall struct{ at, open chan struct{} }
+
+func (s *samePath) stallNext() *stall {
+	st := &stall{at: make(chan struct{}), open: make(chan struct{})}
+	s.stall.Store(st)
+	return st
 }
 
 func (s *samePath) fetcher(store Store) *Fetcher {
@@ -215,5 +230,69 @@ func TestWaitForCommitEndsWithCaller(t *testing.T) {
 	s.holds(id, b)
 	if names, _ := os.ReadDir(s.store.Dir()); len(names) != 1 {
 		t.Errorf("the store holds %d files, want the one copy", len(names))
+	}
+}
+
+// ctxRemover is a Remover that honours its context, as a delete from
+// object storage does: its first Remove waits until open is closed or its
+// context ends.
+type ctxRemover struct {
+	refs.Remover
+	entered chan struct{}
+	open    chan struct{}
+	first   atomic.Bool
+}
+
+func (r *ctxRemover) Remove(ctx context.Context, path string) error {
+	if r.first.CompareAndSwap(false, true) {
+		close(r.entered)
+		select {
+		case <-r.open:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return r.Remover.Remove(ctx, path)
+}
+
+// TestHandedRemovalKeepsFetchDeadline pins F12 with F20's ordering: a
+// removal put off until a fetch of the record has saved its copy must not
+// hold that fetch's caller past its deadline. A never mark lands while a
+// fetch commits, and the Remover that is to delete the withdrawn copy is
+// slow: the fetch still answers its caller in time.
+func TestHandedRemovalKeepsFetchDeadline(t *testing.T) {
+	b := []byte("take\n")
+	rm := &ctxRemover{entered: make(chan struct{}), open: make(chan struct{})}
+	defer close(rm.open)
+	s := newSamePath(t, func(d *DirStore) refs.Remover { rm.Remover = d; return rm }, b)
+	gate := &commitGate{DirStore: s.store, entered: make(chan struct{}), open: make(chan struct{})}
+	slow, quick := s.fetcher(gate), s.fetcher(s.store)
+	id := s.register(b)
+	st := s.stallNext()
+	slowDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := slow.Fetch(ctx, id, Request{})
+		slowDone <- err
+	}()
+	<-st.at
+	if _, err := quick.Fetch(context.Background(), id, Request{}); err != nil { // a copy to withdraw
+		t.Fatal(err)
+	}
+	close(st.open)
+	<-gate.entered // the slow fetch holds the record's copy lock
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	s.reg.Register(ctx, convert.Registration{Server: "s", Never: true, Testimony: convert.Testimony{
+		URI: s.srv.URL + "/take.txt", Digest: digestOf(b), Present: convert.FieldURI | convert.FieldDigest}})
+	cancel()
+	close(gate.open)
+	select {
+	case err := <-slowDone:
+		if err == nil {
+			t.Error("the fetch of a reference marked never succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fetch has not answered its caller, whose deadline was 200 ms: it is running the slow removal")
 	}
 }

@@ -17,7 +17,12 @@ import (
 // Store is where fetched payloads go. A payload streams in through a
 // [Pending] and is never held whole in memory by the fetcher.
 // Implementations must be safe for concurrent use; they may block on the
-// network (object storage) and are never called with a lock held. A Store
+// network (object storage) and are never called with a lock of the
+// registry or the fetcher held. From a copy's last checks until its
+// record names it, its fetch holds that record's own lock, so that no
+// other fetch commits a copy of the record and no removal deletes one at
+// the same time: a store must not wait, from Commit, for another fetch of
+// the same reference, which would wait for it in turn. A Store
 // that also implements [refs.Remover] lets the fetcher delete a copy it
 // cannot keep; without one such a copy is forgotten and its path logged.
 // A copy the store could not commit is no copy: the fetch fails.

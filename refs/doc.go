@@ -25,7 +25,11 @@
 //     mark holds anyway.
 //   - A Registry is safe for concurrent use by multiple goroutines. It
 //     calls the host's mark store, remover and eviction callback with no
-//     lock held, so they may block or call back into the registry.
+//     lock of its own held, so they may block or call back into the
+//     registry. A removal of a saved copy waits until a fetch storing a
+//     copy of the same record has finished (without making its caller
+//     wait), so a remover or mark store must not wait for a fetch of the
+//     same reference.
 //
 // What it does not reach: it never dials, reads or writes payloads
 // (package fetch does), and it shows nothing to a model (package convert

@@ -11,9 +11,11 @@ import (
 // (marks in a shared database, for a fleet). The registry always keeps the
 // marks it made in memory as well; the store is the durable layer.
 //
-// The registry never calls a MarkStore with a lock held, so an
+// The registry never calls a MarkStore with a lock of its own held, so an
 // implementation may block on the network and may call back into the
-// registry. Implementations must be safe for concurrent use.
+// registry. A fetcher asks it while it holds the lock of one record's
+// copy (see fetch.Store), so it must not wait for a fetch of the same
+// reference. Implementations must be safe for concurrent use.
 //
 // A store never sees a uri: its keys are "sha256:" and the base64url
 // SHA-256 digest of the uri's canonical form, since a uri may carry a

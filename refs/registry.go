@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcplrefs/refcore/convert"
 	"github.com/mcplrefs/refcore/internal/copylock"
@@ -56,11 +57,12 @@ func (r EvictReason) String() string {
 //
 // A removal never deletes a copy that a fetch of this registry is storing
 // at that moment under the same path: while a fetch of the record commits
-// and saves its copy, the removal is put off, and the fetch runs it as it
-// finishes, on its own goroutine, once the call that asked for it has
-// returned. Remove must therefore not wait for a fetch of the same
-// reference. Copies a host writes and saves itself, outside this module's
-// fetcher, are not ordered this way.
+// and saves its copy, the removal is put off until the fetch has finished.
+// It then runs on a goroutine of its own, after the call that asked for
+// it has returned, with a context that ends 30 seconds later; fetches of
+// the record wait to store a copy until it returns. Remove must therefore
+// not wait for a fetch of the same reference. Copies a host writes and
+// saves itself, outside this module's fetcher, are not ordered this way.
 type Remover interface {
 	// Remove deletes the copy saved at path. Its error is logged, and so
 	// is a panic; a copy already gone should not be an error.
@@ -535,20 +537,28 @@ const neverWithdrew = "a never mark withdrew"
 // without one it logs where the copy stays.
 //
 // It runs in turn with the fetches that store and save a copy of the
-// record: while one is doing so, the removal waits for it to finish, so
-// the check below sees the copy it saved, perhaps at this very path, and
-// the Remover does not delete it (TestRemovalKeepsCopyCommittedMeanwhile).
-// The removal does not make its caller wait for that fetch: the fetch
-// runs it as it finishes, with ctx's values but not its end, since the
-// caller may be gone by then.
+// record: while one is doing so, the removal is put off until it has
+// finished, so the check below sees the copy it saved, perhaps at this
+// very path, and the Remover does not delete it
+// (TestRemovalKeepsCopyCommittedMeanwhile). Neither the caller nor the
+// fetch waits for a removal put off (TestHandedRemovalKeepsFetchDeadline,
+// TestRemovalRunsNoOtherCallersWork): it runs on a goroutine of its own,
+// with ctx's values but, since the caller may be gone by then, a deadline
+// of removeMax instead of ctx's.
 func (g *Registry) removeUnnamed(ctx context.Context, id, path, what string) {
 	copylock.Do(g, id, func(later bool) {
 		if later {
-			ctx = context.WithoutCancel(ctx)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), removeMax)
+			defer cancel()
 		}
 		g.removeNow(ctx, id, path, what)
 	})
 }
+
+// removeMax bounds a removal that was put off: its Remover's context ends
+// then. Until it returns, fetches of the record wait to store a copy.
+const removeMax = 30 * time.Second
 
 // removeNow is [Registry.removeUnnamed]'s work, with the record's copy
 // lock held.

@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -1020,5 +1022,59 @@ func TestPanickingRemoverIsLogged(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("F20: no error line names the Remover's panic and the copy's path:\n%s", logs.String())
+	}
+}
+
+// stallRemover honours its context, as a delete from a stalled object
+// store does: each Remove waits until its context ends or open is closed.
+type stallRemover struct {
+	calls   atomic.Int32
+	entered [2]chan struct{}
+	open    chan struct{}
+}
+
+func (r *stallRemover) Remove(ctx context.Context, _ string) error {
+	if n := r.calls.Add(1); n <= 2 {
+		close(r.entered[n-1])
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.open:
+		return nil
+	}
+}
+
+// TestRemovalRunsNoOtherCallersWork pins F20's clean-up against a slow
+// Remover: a Register whose removal is under way when another call asks
+// for a removal on the same record returns once its own removal ends (at
+// its deadline here); it does not run the other call's removal too.
+func TestRemovalRunsNoOtherCallersWork(t *testing.T) {
+	digestC := "sha256:" + strings.Repeat("C", 43)
+	rm := &stallRemover{entered: [2]chan struct{}{make(chan struct{}), make(chan struct{})}, open: make(chan struct{})}
+	defer close(rm.open)
+	g := newReg(t, refs.Config{Remover: rm})
+	e := g.Register(t.Context(), from("s1", digested(digestA)))
+	if err := g.Save(e.ID, convert.Copy{Path: "store/one.wav", MimeType: "audio/wav"}, digested(digestA)); err != nil {
+		t.Fatal(err)
+	}
+	aDone := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		g.Register(ctx, from("s1", digested(digestB))) // one.wav is stale
+		close(aDone)
+	}()
+	<-rm.entered[0]
+	if err := g.Save(e.ID, convert.Copy{Path: "store/two.wav", MimeType: "audio/wav"}, digested(digestB)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	g.Register(ctx, from("s1", digested(digestC))) // two.wav is stale
+	cancel()
+	select {
+	case <-aDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Register whose deadline was 100 ms has not returned: it is running another call's removal")
 	}
 }

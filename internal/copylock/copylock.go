@@ -23,9 +23,11 @@ var table = struct {
 }{m: make(map[key]*entry)}
 
 // Hold takes the lock of record id of owner, waiting while another holds
-// it, until ctx ends. release lets the lock go, after running the work
-// that [Do] handed over meanwhile. It must be called exactly once, and
-// the caller must not take the same lock again before it has.
+// it, until ctx ends. release lets the lock go without waiting; work that
+// [Do] handed over meanwhile then runs on a goroutine of its own, with
+// the lock still held, before anyone else takes it. release must be
+// called exactly once, and the caller must not take the same lock again
+// before it has.
 func Hold(ctx context.Context, owner any, id string) (release func(), err error) {
 	k := key{owner, id}
 	table.Lock()
@@ -61,10 +63,11 @@ func Hold(ctx context.Context, owner any, id string) (release func(), err error)
 }
 
 // Do runs f with the lock of record id of owner: at once, with later
-// false, when nobody holds it; otherwise it hands f to the holder, who
-// runs it with later true as it lets the lock go, and returns at once.
-// Do never waits for a holder, so it may be called by work that the
-// holder itself is doing.
+// false, when nobody holds it; otherwise it hands f over and returns at
+// once, and f runs with later true, on a goroutine of its own, once the
+// holder lets go (see [Hold]). Do never waits for a holder, so it may be
+// called by work that the holder itself is doing. Work handed over while
+// f runs at once does not run on Do's caller either.
 func Do(owner any, id string, f func(later bool)) {
 	k := key{owner, id}
 	table.Lock()
@@ -84,20 +87,25 @@ func Do(owner any, id string, f func(later bool)) {
 	f(false)
 }
 
-// letGo runs the work handed over while the lock was held, including work
-// handed over while it runs, and then frees the lock. Should a handed
-// function panic, the lock is freed before the panic goes on, and the
-// work not yet run is dropped.
+// letGo frees the lock, or, when work was handed over while it was held,
+// leaves it held for a goroutine of its own that runs that work (and any
+// handed over meanwhile) and then frees it. The holder returns at once
+// either way: handed work is another caller's, and its time is not the
+// holder's to spend.
 func letGo(k key, e *entry) {
-	defer func() {
-		if p := recover(); p != nil {
-			table.Lock()
-			e.later = nil
-			free(k, e)
-			table.Unlock()
-			panic(p)
-		}
-	}()
+	table.Lock()
+	defer table.Unlock()
+	if len(e.later) == 0 {
+		free(k, e)
+		return
+	}
+	go drain(k, e)
+}
+
+// drain runs the work handed over to a lock whose holder let go, then
+// frees the lock. (A handed function that panicked would end the program,
+// as any goroutine's panic does: the lock needs no freeing then.)
+func drain(k key, e *entry) {
 	for {
 		table.Lock()
 		later := e.later

@@ -88,6 +88,7 @@ func TestHandedWorkHandsOver(t *testing.T) {
 		Do("reg", "ref_a", func(bool) { n++ })
 	})
 	release()
+	hold(t, "reg", "ref_a")() // taken once the handed work is done
 	if n != 2 {
 		t.Fatalf("%d of 2 handed functions ran", n)
 	}
@@ -110,24 +111,47 @@ func TestHoldWaitsUntilContextEnds(t *testing.T) {
 	hold(t, "reg", "ref_a")()
 }
 
-func TestPanicInHandedWorkFreesLock(t *testing.T) {
-	release := hold(t, "reg", "ref_p")
-	Do("reg", "ref_p", func(bool) { panic("remover") })
+// TestPanicInDoFreesLock checks that a panic in work Do runs at once
+// reaches Do's caller and leaves the lock free.
+func TestPanicInDoFreesLock(t *testing.T) {
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Error("the handed function's panic was swallowed")
+				t.Error("the panic of Do's work was swallowed")
 			}
 		}()
-		release()
+		Do("reg", "ref_p", func(bool) { panic("remover") })
 	}()
 	if n := held(); n != 0 {
 		t.Fatalf("the table keeps %d locks after a panic, want 0", n)
 	}
-	ran := false
-	Do("reg", "ref_p", func(later bool) { ran = !later })
-	if !ran {
-		t.Error("the lock stayed held after the panic")
+	hold(t, "reg", "ref_p")()
+}
+
+// TestLetGoDoesNotWait pins F12 for the holder of a lock to which slow
+// work was handed: it lets go at once, and the lock stays held until the
+// handed work is done.
+func TestLetGoDoesNotWait(t *testing.T) {
+	release := hold(t, "reg", "ref_w")
+	open := make(chan struct{})
+	Do("reg", "ref_w", func(bool) { <-open })
+	released := make(chan struct{})
+	go func() { release(); close(released) }()
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		close(open)
+		t.Fatal("release waited for the handed work")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := Hold(ctx, "reg", "ref_w"); err == nil {
+		t.Fatal("the lock was free while handed work ran")
+	}
+	close(open)
+	hold(t, "reg", "ref_w")()
+	if n := held(); n != 0 {
+		t.Errorf("the table keeps %d locks, want 0", n)
 	}
 }
 
@@ -168,6 +192,9 @@ func TestOneAtATime(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	for _, id := range ids { // taken once the handed work is done
+		hold(t, "reg", id)()
+	}
 	if got, want := removals.Load(), int64(8*rounds/2); got != want {
 		t.Errorf("%d removals ran, want %d", got, want)
 	}

@@ -7,12 +7,13 @@
 // committing at once could replace each other's files.
 //
 // A fetch takes the record's lock with [Hold] and may wait for it. A
-// removal runs through [Do], which never waits: while a fetch holds the
-// lock, the removal is handed to it and runs when the fetch lets go, after
-// the fetch has named its copy, so the removal's check sees that copy.
+// removal runs through [Do], which never waits: while the lock is held,
+// the removal is put off, and runs once the holder lets go (after a fetch
+// has named its copy, so the removal's check sees that copy), on a
+// goroutine of its own that keeps the lock until the work put off is
+// done. Neither the holder nor the caller of Do waits for work put off.
 //
 // Locks are kept per owner (a registry) and record id, and only while
-// they are held or awaited. The package does not order anything else: a
-// host that writes copies itself, outside the fetcher, is not ordered with
-// them, and a removal handed over runs on the fetch's goroutine.
+// they are held or awaited. The package orders nothing else: a host that
+// writes copies itself, outside the fetcher, is not ordered with them.
 package copylock
