@@ -111,7 +111,7 @@ func (c *copier) run() outcome {
 	if !c.fl.finish() {
 		// Every caller left while the store committed, and each is told
 		// the fetch failed: the copy may not stay.
-		c.f.withdraw(context.WithoutCancel(c.fl.ctx), c.store, c.fl.t.rec.ID, res.Path, "every caller left while the store committed the copy")
+		c.f.withdraw(context.WithoutCancel(c.fl.ctx), c, res.Path, "every caller left while the store committed the copy")
 		return failure(errAbandoned)
 	}
 	return c.f.record(c, res)

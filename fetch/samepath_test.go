@@ -233,6 +233,63 @@ func TestWaitForCommitEndsWithCaller(t *testing.T) {
 	}
 }
 
+// leftGate is a DirStore whose first Commit waits until the fetch's
+// callers have all left, and then commits all the same, as a store that
+// cannot stop a commit under way does.
+type leftGate struct {
+	*DirStore
+	entered chan struct{}
+	first   atomic.Bool
+}
+
+func (g *leftGate) Begin(ctx context.Context, name, mime string) (Pending, error) {
+	return beginWrapped(ctx, g.DirStore, name, mime, func(p Pending) Pending {
+		if !g.first.CompareAndSwap(false, true) {
+			return p
+		}
+		return &leftGatePending{Pending: p, g: g}
+	})
+}
+
+type leftGatePending struct {
+	Pending
+	g *leftGate
+}
+
+func (p *leftGatePending) Commit(ctx context.Context) (string, error) {
+	close(p.g.entered)
+	<-ctx.Done()
+	return p.Pending.Commit(ctx)
+}
+
+// TestAbandonedCommitKeepsNamedCopy pins F12 and F20 for two fetchers of
+// one registry into one DirStore. The second's download is under way when
+// the first saves the record's copy; the second then commits the same
+// bytes under the same storage name, and its only caller leaves during
+// that commit. Cleaning up after the second must not delete the file the
+// record names.
+func TestAbandonedCommitKeepsNamedCopy(t *testing.T) {
+	b := []byte("take\n")
+	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, b)
+	gate := &leftGate{DirStore: s.store, entered: make(chan struct{})}
+	first, second := s.fetcher(s.store), s.fetcher(gate)
+	id := s.register(b)
+	st := s.stallNext()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	secondDone := make(chan error, 1)
+	go func() { _, err := second.Fetch(ctx, id, Request{}); secondDone <- err }()
+	<-st.at
+	if _, err := first.Fetch(context.Background(), id, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	close(st.open)
+	<-gate.entered
+	cancel()
+	failureOf(t, <-secondDone, context.Canceled)
+	s.holds(id, b)
+}
+
 // ctxRemover is a Remover that honours its context, as a delete from
 // object storage does: its first Remove waits until open is closed or its
 // context ends.
@@ -294,5 +351,64 @@ func TestHandedRemovalKeepsFetchDeadline(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the fetch has not answered its caller, whose deadline was 200 ms: it is running the slow removal")
+	}
+}
+
+// TestWithdrawSparesOnlyTheNamedSharedCopy pins F20 and N3 for the check
+// that lets a copy stay when cleaning up after a fetch: the record names
+// its path, in the store the copy is in. A shared store and a host-only
+// store whose paths repeat each other (two MemoryStores) tell apart
+// where a path does not: a copy withdrawn from the host-only store, and
+// one of a record marked never, go whatever the record names.
+func TestWithdrawSparesOnlyTheNamedSharedCopy(t *testing.T) {
+	tests := []struct {
+		name     string
+		never    bool // the record is marked never
+		hostOnly bool // the copy withdrawn is in the host-only store
+		named    string
+		wantKept bool
+	}{
+		{"named-shared", false, false, "same", true},
+		{"named-elsewhere", false, false, "other", false},
+		{"host-only", false, true, "same", false},
+		{"never", true, false, "same", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			shared, host := NewMemoryStore(), NewMemoryStore()
+			reg, err := refs.New(refs.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: "https://files.example"}, nil }),
+				shared, Config{HostStore: host, FetchNever: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := reg.Register(ctx, convert.Registration{Server: "s", Never: tt.never, Testimony: convert.Testimony{
+				URI: "https://files.example/take.txt", Present: convert.FieldURI}})
+			path := e.ID + ".txt"
+			named := map[string]string{"same": path, "other": e.ID + ".csv"}[tt.named]
+			if err := reg.SaveMarked(e.ID, convert.Copy{Path: named, Bytes: 5, MimeType: "text/plain"}, e.Testimony); err != nil {
+				t.Fatal(err)
+			}
+			store := Store(shared)
+			if tt.hostOnly {
+				store = host
+			}
+			p, _ := store.Begin(ctx, path, "text/plain")
+			p.Write([]byte("take\n"))
+			if _, err := p.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := reg.Lookup(e.ID)
+			c := &copier{f: f, fl: &flight{t: target{rec: rec}}, store: store, hostOnly: tt.hostOnly}
+			f.withdraw(ctx, c, path, "the test")
+			kept := len(store.(*MemoryStore).Saves()) == 1
+			if kept != tt.wantKept {
+				t.Errorf("the withdrawn copy kept = %t, want %t", kept, tt.wantKept)
+			}
+		})
 	}
 }

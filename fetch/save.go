@@ -23,7 +23,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		// never may not name a copy there (views and the model's fetches
 		// would show its path), and an unrecorded copy would be lost to
 		// the host's cleanup: it is removed, and a later fetch may succeed.
-		f.withdraw(ctx, c.store, rec.ID, res.Path, "the never marks could not be read as the copy started, and no mark is known")
+		f.withdraw(ctx, c, res.Path, "the never marks could not be read as the copy started, and no mark is known")
 		return failure(failUncheckedDuring(name))
 	}
 	// The copy may stay once a never mark has landed when it is wanted
@@ -35,7 +35,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		// The mark store could not be read before the commit, and no
 		// caller may keep a copy that may be marked: it is dropped before
 		// the record names it.
-		f.withdraw(ctx, c.store, rec.ID, res.Path, "the never marks could not be read before the copy was kept")
+		f.withdraw(ctx, c, res.Path, "the never marks could not be read before the copy was kept")
 		return c.markedOutcome()
 	}
 	save := f.reg.Save
@@ -47,16 +47,16 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		if f.held(rec) {
 			// Still held, so the record took a new digest meanwhile: the
 			// bytes answer testimony it no longer holds.
-			f.withdraw(ctx, c.store, rec.ID, res.Path, "the reference took a new digest during the fetch")
+			f.withdraw(ctx, c, res.Path, "the reference took a new digest during the fetch")
 			return failure(failReissued(name))
 		}
-		f.withdraw(ctx, c.store, rec.ID, res.Path, "the registry let the record go during the fetch")
+		f.withdraw(ctx, c, res.Path, "the registry let the record go during the fetch")
 		return failure(failGone(name))
 	case errors.Is(err, refs.ErrMarked):
-		f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed during the fetch")
+		f.withdraw(ctx, c, res.Path, "a never mark landed during the fetch")
 		return c.markedOutcome()
 	case err != nil:
-		f.withdraw(ctx, c.store, rec.ID, res.Path, "the registry refused the copy")
+		f.withdraw(ctx, c, res.Path, "the registry refused the copy")
 		return failure(failGone(name))
 	}
 	out := outcome{res: res}
@@ -64,7 +64,7 @@ func (f *Fetcher) record(c *copier, res Result) outcome {
 		if !keep {
 			// The mark landed after the save: the registry forgot the
 			// copy, and no caller may have it.
-			f.withdraw(ctx, c.store, rec.ID, res.Path, "a never mark landed as the copy was saved")
+			f.withdraw(ctx, c, res.Path, "a never mark landed as the copy was saved")
 			return c.markedOutcome()
 		}
 		if !f.fetchNever {
@@ -104,10 +104,24 @@ func (c *copier) markFailures() (model, host *Failure) {
 	return failWithheldDuring(name), failWithheldInShared(name)
 }
 
-// withdraw removes a committed copy that no record may name, through
-// store, the one that holds it, when it is a [refs.Remover], and says so
-// in the log either way.
-func (f *Fetcher) withdraw(ctx context.Context, store Store, id, path, why string) {
+// withdraw removes the copy c committed at path, which no record may
+// name, through the store that holds it, when that is a [refs.Remover],
+// and says so in the log either way. It runs with the record's copy lock
+// held, and leaves a copy in the shared store when the record, not marked
+// never, names its path: another fetcher of the registry saved a copy
+// under the same storage name before this commit replaced it with the
+// same verified bytes, and that file is the record's copy
+// (TestAbandonedCommitKeepsNamedCopy). A never record's copy, and a copy
+// in the host-only store, go in any case: a path names a copy within one
+// store, and another store may repeat it.
+func (f *Fetcher) withdraw(ctx context.Context, c *copier, path, why string) {
+	store, rec := c.store, c.fl.t.rec
+	id := rec.ID
+	if e, ok := f.reg.EntryForURI(rec.URI); ok && !c.hostOnly && e.ID == id && !e.Never && e.Copy != nil && e.Copy.Path == path {
+		f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: a copy not kept was stored where the record's saved copy is, which stays",
+			slog.String("ref", id), slog.String("path", path), slog.String("why", why))
+		return
+	}
 	r, ok := store.(refs.Remover)
 	if !ok {
 		f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy no record names stays in storage, since the store cannot remove files",
