@@ -134,3 +134,11 @@ func free(k key, e *entry) {
 		delete(table.m, k)
 	}
 }
+
+// Len reports how many locks are held or awaited. It is for tests, which
+// check that every lock taken was let go.
+func Len() int {
+	table.Lock()
+	defer table.Unlock()
+	return len(table.m)
+}

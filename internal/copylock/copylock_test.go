@@ -11,11 +11,7 @@ import (
 
 // held reports how many locks the table keeps: none once nobody holds or
 // awaits one.
-func held() int {
-	table.Lock()
-	defer table.Unlock()
-	return len(table.m)
-}
+func held() int { return Len() }
 
 func hold(t *testing.T, owner any, id string) func() {
 	t.Helper()
