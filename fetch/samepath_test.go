@@ -30,12 +30,13 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 	s := &samePath{t: t}
 	s.bytes.Store(&first)
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := *s.bytes.Load() // the bytes of the testimony when the request came
 		if st := s.stall.Swap(nil); st != nil {
 			close(st.at)
 			<-st.open
 		}
 		w.Header().Set("Content-Type", "text/plain")
-		w.Write(*s.bytes.Load())
+		w.Write(b)
 	}))
 	t.Cleanup(s.srv.Close)
 	var err error
@@ -51,7 +52,8 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 }
 
 // stall holds the next request at the server: at is closed once it
-// arrives, and it is answered once open is closed.
+// arrives, and it is answered, with the bytes the server had then, once
+// open is closed.
 type stall struct{ at, open chan struct{} }
 
 func (s *samePath) stallNext() *stall {
@@ -99,21 +101,26 @@ func waitOrGoOn(done chan error) {
 	}
 }
 
-// gateRemover is a Remover whose first Remove waits, once it has been
-// asked, until open is closed.
-type gateRemover struct {
+// ctxRemover is a Remover that honours its context, as a delete from
+// object storage does: its first Remove waits until open is closed or its
+// context ends.
+type ctxRemover struct {
 	refs.Remover
 	entered chan struct{}
 	open    chan struct{}
 	first   atomic.Bool
 }
 
-func (g *gateRemover) Remove(ctx context.Context, path string) error {
-	if g.first.CompareAndSwap(false, true) {
-		close(g.entered)
-		<-g.open
+func (r *ctxRemover) Remove(ctx context.Context, path string) error {
+	if r.first.CompareAndSwap(false, true) {
+		close(r.entered)
+		select {
+		case <-r.open:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return g.Remover.Remove(ctx, path)
+	return r.Remover.Remove(ctx, path)
 }
 
 // TestRemovalKeepsCopyCommittedMeanwhile pins F20 and N3: the removal of
@@ -125,7 +132,7 @@ func (g *gateRemover) Remove(ctx context.Context, path string) error {
 // exists and holds the new bytes.
 func TestRemovalKeepsCopyCommittedMeanwhile(t *testing.T) {
 	oldBytes, newBytes := []byte("old take\n"), []byte("new take\n")
-	gate := &gateRemover{entered: make(chan struct{}), open: make(chan struct{})}
+	gate := &ctxRemover{entered: make(chan struct{}), open: make(chan struct{})}
 	s := newSamePath(t, func(d *DirStore) refs.Remover { gate.Remover = d; return gate }, oldBytes)
 	f := s.fetcher(s.store)
 	id := s.register(oldBytes)
@@ -146,13 +153,16 @@ func TestRemovalKeepsCopyCommittedMeanwhile(t *testing.T) {
 	s.holds(id, newBytes)
 }
 
-// commitGate is a DirStore whose first Commit waits, once it has begun,
-// until open is closed.
+// commitGate is a DirStore whose first Commit, once begun, waits until
+// open is closed, or with untilLeft until every caller of the fetch has
+// left, and then commits all the same, as a store that cannot stop a
+// commit under way does.
 type commitGate struct {
 	*DirStore
-	entered chan struct{}
-	open    chan struct{}
-	first   atomic.Bool
+	untilLeft bool
+	entered   chan struct{}
+	open      chan struct{}
+	first     atomic.Bool
 }
 
 func (g *commitGate) Begin(ctx context.Context, name, mime string) (Pending, error) {
@@ -171,7 +181,11 @@ type commitGatePending struct {
 
 func (p *commitGatePending) Commit(ctx context.Context) (string, error) {
 	close(p.g.entered)
-	<-p.g.open
+	if p.g.untilLeft {
+		<-ctx.Done()
+	} else {
+		<-p.g.open
+	}
 	return p.Pending.Commit(ctx)
 }
 
@@ -233,35 +247,6 @@ func TestWaitForCommitEndsWithCaller(t *testing.T) {
 	}
 }
 
-// leftGate is a DirStore whose first Commit waits until the fetch's
-// callers have all left, and then commits all the same, as a store that
-// cannot stop a commit under way does.
-type leftGate struct {
-	*DirStore
-	entered chan struct{}
-	first   atomic.Bool
-}
-
-func (g *leftGate) Begin(ctx context.Context, name, mime string) (Pending, error) {
-	return beginWrapped(ctx, g.DirStore, name, mime, func(p Pending) Pending {
-		if !g.first.CompareAndSwap(false, true) {
-			return p
-		}
-		return &leftGatePending{Pending: p, g: g}
-	})
-}
-
-type leftGatePending struct {
-	Pending
-	g *leftGate
-}
-
-func (p *leftGatePending) Commit(ctx context.Context) (string, error) {
-	close(p.g.entered)
-	<-ctx.Done()
-	return p.Pending.Commit(ctx)
-}
-
 // TestAbandonedCommitKeepsNamedCopy pins F12 and F20 for two fetchers of
 // one registry into one DirStore. The second's download is under way when
 // the first saves the record's copy; the second then commits the same
@@ -271,7 +256,7 @@ func (p *leftGatePending) Commit(ctx context.Context) (string, error) {
 func TestAbandonedCommitKeepsNamedCopy(t *testing.T) {
 	b := []byte("take\n")
 	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, b)
-	gate := &leftGate{DirStore: s.store, entered: make(chan struct{})}
+	gate := &commitGate{DirStore: s.store, untilLeft: true, entered: make(chan struct{})}
 	first, second := s.fetcher(s.store), s.fetcher(gate)
 	id := s.register(b)
 	st := s.stallNext()
@@ -288,28 +273,6 @@ func TestAbandonedCommitKeepsNamedCopy(t *testing.T) {
 	cancel()
 	failureOf(t, <-secondDone, context.Canceled)
 	s.holds(id, b)
-}
-
-// ctxRemover is a Remover that honours its context, as a delete from
-// object storage does: its first Remove waits until open is closed or its
-// context ends.
-type ctxRemover struct {
-	refs.Remover
-	entered chan struct{}
-	open    chan struct{}
-	first   atomic.Bool
-}
-
-func (r *ctxRemover) Remove(ctx context.Context, path string) error {
-	if r.first.CompareAndSwap(false, true) {
-		close(r.entered)
-		select {
-		case <-r.open:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return r.Remover.Remove(ctx, path)
 }
 
 // TestHandedRemovalKeepsFetchDeadline pins F12 with F20's ordering: a
@@ -411,4 +374,29 @@ func TestWithdrawSparesOnlyTheNamedSharedCopy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStaleCommitKeepsNewerCopy runs two fetchers of one registry, as a
+// host with a fetcher per session does, into one DirStore. The first
+// downloads the bytes of the reference's old digest slowly; the record
+// takes a new digest, and the second fetcher saves the new bytes under
+// the same storage name. The first must then not commit its stale copy
+// over the new one (F19, F20): the record goes on naming a copy that
+// exists and holds the bytes of its verified digest.
+func TestStaleCommitKeepsNewerCopy(t *testing.T) {
+	oldBytes, newBytes := []byte("old take\n"), []byte("new take\n")
+	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, oldBytes)
+	first, second := s.fetcher(s.store), s.fetcher(s.store)
+	id := s.register(oldBytes)
+	st := s.stallNext()
+	firstDone := make(chan error, 1)
+	go func() { _, err := first.Fetch(context.Background(), id, Request{}); firstDone <- err }()
+	<-st.at
+	s.register(newBytes)
+	if _, err := second.Fetch(context.Background(), id, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	close(st.open)
+	failureOf(t, <-firstDone, CodeGone)
+	s.holds(id, newBytes)
 }

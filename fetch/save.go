@@ -109,9 +109,13 @@ func (c *copier) markFailures() (model, host *Failure) {
 // and says so in the log either way. It runs with the record's copy lock
 // held, and leaves a copy in the shared store when the record, not marked
 // never, names its path: another fetcher of the registry saved a copy
-// under the same storage name before this commit replaced it with the
-// same verified bytes, and that file is the record's copy
-// (TestAbandonedCommitKeepsNamedCopy). A never record's copy, and a copy
+// under the same storage name before this commit replaced it, and that
+// file is the record's copy (TestAbandonedCommitKeepsNamedCopy). When the
+// record claims a digest, the replacement holds the same bytes: the check
+// before the commit, under the same lock, found the record claiming the
+// digest they were verified against (TestStaleCommitKeepsNewerCopy fails
+// without it). Without a digest, the bytes may differ from those the
+// record's facts describe; a copy that exists is still the better loss. A never record's copy, and a copy
 // in the host-only store, go in any case: a path names a copy within one
 // store, and another store may repeat it.
 func (f *Fetcher) withdraw(ctx context.Context, c *copier, path, why string) {
