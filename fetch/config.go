@@ -241,8 +241,9 @@ type Request struct {
 // whether they were served from a copy saved earlier without dialing.
 type Result struct {
 	convert.Copy
-	// FromCopy is set when the result is a copy saved earlier and nothing
-	// was dialed.
+	// FromCopy is set when the result is a copy saved earlier: nothing was
+	// dialed, or another fetcher of the registry saved the copy while this
+	// one downloaded, and the bytes this one read were discarded.
 	FromCopy bool
 }
 

@@ -108,6 +108,14 @@ func (c *copier) run() outcome {
 		c.abort()
 		return outcome{fail: fail, modelFail: c.modelFail}
 	}
+	if res.FromCopy {
+		c.abort() // the copy this download made is not needed
+		out := outcome{res: res, modelFail: c.modelFail}
+		if out.modelFail == nil && !c.f.fetchNever && c.f.reg.MarkedHere(c.fl.t.rec.URI) {
+			out.modelFail = failWithheld(c.fl.t.server)
+		}
+		return out
+	}
 	if !c.fl.finish() {
 		// Every caller left while the store committed, and each is told
 		// the fetch failed: the copy may not stay.
@@ -189,7 +197,9 @@ func (c *copier) begin() *Failure {
 }
 
 // commit checks the digest and the mark once more, then makes the copy
-// visible in the store.
+// visible in the store. It returns the record's saved copy instead, with
+// FromCopy set and the download's copy not committed, when another
+// fetcher saved one meanwhile.
 func (c *copier) commit() (Result, *Failure) {
 	t := c.fl.t
 	verified := false
@@ -226,9 +236,20 @@ func (c *copier) commit() (Result, *Failure) {
 	// storage name, which this commit would replace with stale bytes
 	// (TestStaleCommitKeepsNewerCopy). The save below would refuse the
 	// copy anyway.
-	if e, ok := c.f.reg.EntryForURI(t.rec.URI); ok && e.ID == t.rec.ID &&
-		e.Testimony.Has(convert.FieldDigest) && e.Testimony.Digest != t.rec.Testimony.Digest {
-		return Result{}, failReissued(t.server)
+	if e, ok := c.f.reg.EntryForURI(t.rec.URI); ok && e.ID == t.rec.ID {
+		if e.Testimony.Has(convert.FieldDigest) && e.Testimony.Digest != t.rec.Testimony.Digest {
+			return Result{}, failReissued(t.server)
+		}
+		if e.Copy != nil {
+			// Another fetcher of this registry saved a copy while this
+			// one downloaded. That copy is the record's, and this one is
+			// not committed: under the same storage name it would replace
+			// the file the record names with bytes its facts do not
+			// describe, or, in another store, be a second copy nothing
+			// names (TestCopySavedMeanwhileServed). The callers get the
+			// saved copy, as a call made a moment later would.
+			return Result{Copy: *e.Copy, FromCopy: true}, nil
+		}
 	}
 	// The commit's context ends when the last caller leaves, so a store
 	// that may block (an upload) can stop and the caller's deadline holds.

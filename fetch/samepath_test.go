@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +35,9 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 		if st := s.stall.Swap(nil); st != nil {
 			close(st.at)
 			<-st.open
+			if st.with != nil {
+				b = st.with
+			}
 		}
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(b)
@@ -52,9 +56,12 @@ func newSamePath(t *testing.T, remover func(*DirStore) refs.Remover, first []byt
 }
 
 // stall holds the next request at the server: at is closed once it
-// arrives, and it is answered, with the bytes the server had then, once
-// open is closed.
-type stall struct{ at, open chan struct{} }
+// arrives, and it is answered once open is closed, with the bytes the
+// server had when it arrived, or with with if that was set before.
+type stall struct {
+	at, open chan struct{}
+	with     []byte
+}
 
 func (s *samePath) stallNext() *stall {
 	st := &stall{at: make(chan struct{}), open: make(chan struct{})}
@@ -154,15 +161,12 @@ func TestRemovalKeepsCopyCommittedMeanwhile(t *testing.T) {
 }
 
 // commitGate is a DirStore whose first Commit, once begun, waits until
-// open is closed, or with untilLeft until every caller of the fetch has
-// left, and then commits all the same, as a store that cannot stop a
-// commit under way does.
+// open is closed.
 type commitGate struct {
 	*DirStore
-	untilLeft bool
-	entered   chan struct{}
-	open      chan struct{}
-	first     atomic.Bool
+	entered chan struct{}
+	open    chan struct{}
+	first   atomic.Bool
 }
 
 func (g *commitGate) Begin(ctx context.Context, name, mime string) (Pending, error) {
@@ -181,11 +185,7 @@ type commitGatePending struct {
 
 func (p *commitGatePending) Commit(ctx context.Context) (string, error) {
 	close(p.g.entered)
-	if p.g.untilLeft {
-		<-ctx.Done()
-	} else {
-		<-p.g.open
-	}
+	<-p.g.open
 	return p.Pending.Commit(ctx)
 }
 
@@ -247,48 +247,20 @@ func TestWaitForCommitEndsWithCaller(t *testing.T) {
 	}
 }
 
-// TestAbandonedCommitKeepsNamedCopy pins F12 and F20 for two fetchers of
-// one registry into one DirStore. The second's download is under way when
-// the first saves the record's copy; the second then commits the same
-// bytes under the same storage name, and its only caller leaves during
-// that commit. Cleaning up after the second must not delete the file the
-// record names.
-func TestAbandonedCommitKeepsNamedCopy(t *testing.T) {
-	b := []byte("take\n")
-	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, b)
-	gate := &commitGate{DirStore: s.store, untilLeft: true, entered: make(chan struct{})}
-	first, second := s.fetcher(s.store), s.fetcher(gate)
-	id := s.register(b)
-	st := s.stallNext()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	secondDone := make(chan error, 1)
-	go func() { _, err := second.Fetch(ctx, id, Request{}); secondDone <- err }()
-	<-st.at
-	if _, err := first.Fetch(context.Background(), id, Request{}); err != nil {
-		t.Fatal(err)
-	}
-	close(st.open)
-	<-gate.entered
-	cancel()
-	failureOf(t, <-secondDone, context.Canceled)
-	s.holds(id, b)
-}
-
 // TestHandedRemovalKeepsFetchDeadline pins F12 with F20's ordering: a
 // removal put off until a fetch of the record has saved its copy must not
-// hold that fetch's caller past its deadline. A never mark lands while a
-// fetch commits, and the Remover that is to delete the withdrawn copy is
-// slow: the fetch still answers its caller in time.
+// hold that fetch's caller past its deadline. While a fetch commits, the
+// host saves a copy of its own on the record and a never mark withdraws
+// it; the Remover that is to delete that copy is slow, and the fetch
+// still answers its caller in time.
 func TestHandedRemovalKeepsFetchDeadline(t *testing.T) {
 	b := []byte("take\n")
 	rm := &ctxRemover{entered: make(chan struct{}), open: make(chan struct{})}
 	defer close(rm.open)
 	s := newSamePath(t, func(d *DirStore) refs.Remover { rm.Remover = d; return rm }, b)
 	gate := &commitGate{DirStore: s.store, entered: make(chan struct{}), open: make(chan struct{})}
-	slow, quick := s.fetcher(gate), s.fetcher(s.store)
+	slow := s.fetcher(gate)
 	id := s.register(b)
-	st := s.stallNext()
 	slowDone := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -296,15 +268,13 @@ func TestHandedRemovalKeepsFetchDeadline(t *testing.T) {
 		_, err := slow.Fetch(ctx, id, Request{})
 		slowDone <- err
 	}()
-	<-st.at
-	if _, err := quick.Fetch(context.Background(), id, Request{}); err != nil { // a copy to withdraw
+	<-gate.entered // the slow fetch holds the record's copy lock
+	rec, _ := s.reg.Lookup(id)
+	if err := s.reg.Save(id, convert.Copy{Path: filepath.Join(s.store.Dir(), "host.txt"), Bytes: 5}, rec.Testimony); err != nil {
 		t.Fatal(err)
 	}
-	close(st.open)
-	<-gate.entered // the slow fetch holds the record's copy lock
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	s.reg.Register(ctx, convert.Registration{Server: "s", Never: true, Testimony: convert.Testimony{
-		URI: s.srv.URL + "/take.txt", Digest: digestOf(b), Present: convert.FieldURI | convert.FieldDigest}})
+	s.reg.Register(ctx, convert.Registration{Server: "s", Never: true, Testimony: rec.Testimony})
 	cancel()
 	close(gate.open)
 	select {
@@ -315,64 +285,10 @@ func TestHandedRemovalKeepsFetchDeadline(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the fetch has not answered its caller, whose deadline was 200 ms: it is running the slow removal")
 	}
-}
-
-// TestWithdrawSparesOnlyTheNamedSharedCopy pins F20 and N3 for the check
-// that lets a copy stay when cleaning up after a fetch: the record names
-// its path, in the store the copy is in. A shared store and a host-only
-// store whose paths repeat each other (two MemoryStores) tell apart
-// where a path does not: a copy withdrawn from the host-only store, and
-// one of a record marked never, go whatever the record names.
-func TestWithdrawSparesOnlyTheNamedSharedCopy(t *testing.T) {
-	tests := []struct {
-		name     string
-		never    bool // the record is marked never
-		hostOnly bool // the copy withdrawn is in the host-only store
-		named    string
-		wantKept bool
-	}{
-		{"named-shared", false, false, "same", true},
-		{"named-elsewhere", false, false, "other", false},
-		{"host-only", false, true, "same", false},
-		{"never", true, false, "same", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
-			shared, host := NewMemoryStore(), NewMemoryStore()
-			reg, err := refs.New(refs.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := New(reg, ServersFunc(func(string) (Server, error) { return Server{Origin: "https://files.example"}, nil }),
-				shared, Config{HostStore: host, FetchNever: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := reg.Register(ctx, convert.Registration{Server: "s", Never: tt.never, Testimony: convert.Testimony{
-				URI: "https://files.example/take.txt", Present: convert.FieldURI}})
-			path := e.ID + ".txt"
-			named := map[string]string{"same": path, "other": e.ID + ".csv"}[tt.named]
-			if err := reg.SaveMarked(e.ID, convert.Copy{Path: named, Bytes: 5, MimeType: "text/plain"}, e.Testimony); err != nil {
-				t.Fatal(err)
-			}
-			store := Store(shared)
-			if tt.hostOnly {
-				store = host
-			}
-			p, _ := store.Begin(ctx, path, "text/plain")
-			p.Write([]byte("take\n"))
-			if _, err := p.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
-			rec, _ := reg.Lookup(e.ID)
-			c := &copier{f: f, fl: &flight{t: target{rec: rec}}, store: store, hostOnly: tt.hostOnly}
-			f.withdraw(ctx, c, path, "the test")
-			kept := len(store.(*MemoryStore).Saves()) == 1
-			if kept != tt.wantKept {
-				t.Errorf("the withdrawn copy kept = %t, want %t", kept, tt.wantKept)
-			}
-		})
+	select {
+	case <-rm.entered: // and is waiting, on a goroutine of its own
+	case <-time.After(10 * time.Second):
+		t.Error("the withdrawn copy's removal never began")
 	}
 }
 
@@ -399,4 +315,134 @@ func TestStaleCommitKeepsNewerCopy(t *testing.T) {
 	close(st.open)
 	failureOf(t, <-firstDone, CodeGone)
 	s.holds(id, newBytes)
+}
+
+// TestCopySavedMeanwhileServed pins F19, F20 and N3 for two fetchers of
+// one registry whose downloads of a record overlap: the second has yet to
+// commit when the first saves the record's copy. The second must not
+// commit its own copy, neither over the named file (which would then hold
+// bytes the record's facts do not describe) nor beside it in another
+// store (where nothing would name it); its caller gets the saved copy.
+func TestCopySavedMeanwhileServed(t *testing.T) {
+	good, other := []byte("verified take\n"), []byte("something else entirely\n")
+	tests := []struct {
+		name string
+		// before is the record's testimony as the second download begins;
+		// after is said once the first fetcher has saved.
+		before, after   []byte // the bytes whose digest is claimed; nil claims none
+		second          []byte // what the server sends the second
+		secondOwnsStore bool   // the second fetcher has a DirStore of its own
+	}{
+		{name: "same-digest", before: good, after: good, second: good},
+		{name: "no-digest-other-bytes", second: other},
+		{name: "verified-then-no-digest", after: nil, second: other},
+		{name: "other-store", before: good, after: good, second: good, secondOwnsStore: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, good)
+			secondStore := s.store
+			if tt.secondOwnsStore {
+				var err error
+				if secondStore, err = NewDirStore(t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { secondStore.Close() })
+			}
+			first, second := s.fetcher(s.store), s.fetcher(secondStore)
+			say := func(b []byte) string {
+				r := convert.Registration{Server: "s", Testimony: convert.Testimony{URI: s.srv.URL + "/take.txt", Present: convert.FieldURI}}
+				if b != nil {
+					r.Testimony.Digest, r.Testimony.Present = digestOf(b), r.Testimony.Present|convert.FieldDigest
+				}
+				return s.reg.Register(context.Background(), r).ID
+			}
+			id := say(tt.before)
+			st := s.stallNext()
+			st.with = tt.second
+			done := make(chan error, 1)
+			var res Result
+			go func() {
+				var err error
+				res, err = second.Fetch(context.Background(), id, Request{})
+				done <- err
+			}()
+			<-st.at
+			if tt.before == nil {
+				say(good) // the first fetch verifies the good bytes
+			}
+			saved, err := first.Fetch(context.Background(), id, Request{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			say(tt.after)
+			close(st.open)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !res.FromCopy || res.Path != saved.Path {
+				t.Errorf("the second fetch answered %+v, want the saved copy %s", res, saved.Path)
+			}
+			rec, _ := s.reg.Lookup(id)
+			if rec.Copy == nil || rec.Copy.Path != saved.Path {
+				t.Fatalf("the record names %+v, want the first fetcher's copy", rec.Copy)
+			}
+			got, err := os.ReadFile(rec.Copy.Path)
+			if err != nil || int64(len(got)) != rec.Copy.Bytes || rec.Copy.DigestVerified && digestOf(got) != digestOf(good) {
+				t.Errorf("the record's copy (%d bytes, verified %t) holds %q (%v)", rec.Copy.Bytes, rec.Copy.DigestVerified, got, err)
+			}
+			for _, dir := range []string{s.store.Dir(), secondStore.Dir()} {
+				names, _ := os.ReadDir(dir)
+				if want := map[bool]int{true: 1, false: 0}[dir == s.store.Dir()]; len(names) != want {
+					t.Errorf("%s holds %d files, want %d", dir, len(names), want)
+				}
+			}
+		})
+	}
+}
+
+// removeWaiter is a DirStore whose Remove waits until its context ends,
+// as a delete against storage that stopped answering does.
+type removeWaiter struct{ *DirStore }
+
+func (r removeWaiter) Remove(ctx context.Context, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestWithdrawBounded pins F12 for the clean-up of a copy the fetcher
+// committed and cannot keep: a store whose Remove hangs until its context
+// ends holds the fetch, and the record's copy lock, only until
+// withdrawMax; then another fetch of the record goes on.
+func TestWithdrawBounded(t *testing.T) {
+	defer func(d time.Duration) { withdrawMax = d }(withdrawMax)
+	withdrawMax = 100 * time.Millisecond
+	b := []byte("take\n")
+	s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, b)
+	gate := &commitGate{DirStore: s.store, entered: make(chan struct{}), open: make(chan struct{})}
+	id := s.register(b)
+	// A new digest lands while the copy is being committed: the save is
+	// refused, and the copy is withdrawn through the hanging Remove.
+	stuck, err := New(s.reg, s.servers, struct {
+		Store
+		refs.Remover
+	}{gate, removeWaiter{s.store}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := stuck.Fetch(context.Background(), id, Request{}); done <- err }()
+	<-gate.entered
+	s.register([]byte("new take\n"))
+	close(gate.open)
+	select {
+	case err := <-done:
+		failureOf(t, err, CodeGone)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fetch is still waiting for the store's Remove")
+	}
+	if _, err := s.fetcher(s.store).Fetch(context.Background(), id, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	s.holds(id, []byte("new take\n"))
 }

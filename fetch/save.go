@@ -106,26 +106,13 @@ func (c *copier) markFailures() (model, host *Failure) {
 
 // withdraw removes the copy c committed at path, which no record may
 // name, through the store that holds it, when that is a [refs.Remover],
-// and says so in the log either way. It runs with the record's copy lock
-// held, and leaves a copy in the shared store when the record, not marked
-// never, names its path: another fetcher of the registry saved a copy
-// under the same storage name before this commit replaced it, and that
-// file is the record's copy (TestAbandonedCommitKeepsNamedCopy). When the
-// record claims a digest, the replacement holds the same bytes: the check
-// before the commit, under the same lock, found the record claiming the
-// digest they were verified against (TestStaleCommitKeepsNewerCopy fails
-// without it). Without a digest, the bytes may differ from those the
-// record's facts describe; a copy that exists is still the better loss. A never record's copy, and a copy
-// in the host-only store, go in any case: a path names a copy within one
-// store, and another store may repeat it.
+// and says so in the log either way. The store's Remove gets a context
+// that ends after withdrawMax: withdraw runs with the record's copy lock
+// held, which fetches of the record wait for.
 func (f *Fetcher) withdraw(ctx context.Context, c *copier, path, why string) {
-	store, rec := c.store, c.fl.t.rec
-	id := rec.ID
-	if e, ok := f.reg.EntryForURI(rec.URI); ok && !c.hostOnly && e.ID == id && !e.Never && e.Copy != nil && e.Copy.Path == path {
-		f.log.LogAttrs(ctx, slog.LevelInfo, "fetch: a copy not kept was stored where the record's saved copy is, which stays",
-			slog.String("ref", id), slog.String("path", path), slog.String("why", why))
-		return
-	}
+	store, id := c.store, c.fl.t.rec.ID
+	ctx, cancel := context.WithTimeout(ctx, withdrawMax)
+	defer cancel()
 	r, ok := store.(refs.Remover)
 	if !ok {
 		f.log.LogAttrs(ctx, slog.LevelWarn, "fetch: a copy no record names stays in storage, since the store cannot remove files",
@@ -156,6 +143,11 @@ func (f *Fetcher) abortPending(ctx context.Context, id string, p Pending) {
 // waited on a context that never ends would hold that caller for good
 // (TestAbortContextEnds). A variable only so that the test can shorten it.
 var abortMax = 30 * time.Second
+
+// withdrawMax bounds how long a store's Remove may take when the fetcher
+// removes a copy it committed and cannot keep (TestWithdrawBounded). A
+// variable only so that the test can shorten it.
+var withdrawMax = 30 * time.Second
 
 // report calls a request's progress callback. It is the host's code: a
 // panic in it is logged, not a crash, and the download goes on.

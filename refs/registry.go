@@ -58,9 +58,9 @@ func (r EvictReason) String() string {
 // A removal never deletes a copy that a fetch of this registry is storing
 // at that moment under the same path: while a fetch of the record commits
 // and saves its copy, the removal is put off until the fetch has finished.
-// It then runs on a goroutine of its own, after the call that asked for
-// it has returned, with a context that ends 30 seconds later; fetches of
-// the record wait to store a copy until it returns. Remove must therefore
+// It then runs on a goroutine of its own, without making the call that
+// asked for it wait, with a context that ends 30 seconds later; fetches
+// of the record wait to store a copy until it returns. Remove must therefore
 // not wait for a fetch of the same reference. Copies a host writes and
 // saves itself, outside this module's fetcher, are not ordered this way.
 type Remover interface {
