@@ -110,11 +110,7 @@ func (c *copier) run() outcome {
 	}
 	if res.FromCopy {
 		c.abort() // the copy this download made is not needed
-		out := outcome{res: res, modelFail: c.modelFail}
-		if out.modelFail == nil && !c.f.fetchNever && c.f.reg.MarkedHere(c.fl.t.rec.URI) {
-			out.modelFail = failWithheld(c.fl.t.server)
-		}
-		return out
+		return c.savedOutcome(res)
 	}
 	if !c.fl.finish() {
 		// Every caller left while the store committed, and each is told
@@ -123,6 +119,33 @@ func (c *copier) run() outcome {
 		return failure(errAbandoned)
 	}
 	return c.f.record(c, res)
+}
+
+// savedOutcome answers the callers with res, the copy another fetcher
+// saved while this one downloaded, once this one's own copy is discarded.
+// The record is read again first: the discarding may take a while, and a
+// new digest or a never mark meanwhile stops the record naming that copy,
+// whose file is removed once the copy lock is let go
+// (TestSavedCopyServedOnlyWhileNamed). The callers are then answered as a
+// commit of their own would have been.
+func (c *copier) savedOutcome(res Result) outcome {
+	t := c.fl.t
+	marked := c.marked || c.f.reg.MarkedHere(t.rec.URI)
+	e, ok := c.f.reg.EntryForURI(t.rec.URI)
+	switch {
+	case !ok || e.ID != t.rec.ID:
+		return failure(failGone(t.server))
+	case e.Copy == nil || *e.Copy != res.Copy:
+		if marked {
+			return c.markedOutcome()
+		}
+		return failure(failReissued(t.server))
+	}
+	out := outcome{res: res, modelFail: c.modelFail}
+	if out.modelFail == nil && !c.f.fetchNever && marked {
+		out.modelFail = failWithheld(t.server)
+	}
+	return out
 }
 
 // markLanded drops the callers who wanted the bytes for the model, once a

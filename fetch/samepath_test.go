@@ -446,3 +446,46 @@ func TestWithdrawBounded(t *testing.T) {
 	}
 	s.holds(id, []byte("new take\n"))
 }
+
+// TestSavedCopyServedOnlyWhileNamed pins F19, F20 and N2 for a download
+// that finds a copy another fetcher saved meanwhile: while it discards its
+// own copy, the record takes a new digest or a never mark, and stops
+// naming the saved copy (whose file is then removed). The fetch must not
+// answer with that copy.
+func TestSavedCopyServedOnlyWhileNamed(t *testing.T) {
+	good, newer := []byte("verified take\n"), []byte("newer take\n")
+	tests := []struct {
+		name    string
+		forHost bool
+		change  func(s *samePath, uri string)
+		want    error
+	}{
+		{"new-digest-model", false, func(s *samePath, _ string) { s.register(newer) }, CodeGone},
+		{"new-digest-host", true, func(s *samePath, _ string) { s.register(newer) }, CodeGone},
+		{"never-host", true, func(s *samePath, uri string) { s.reg.MarkNever(context.Background(), uri, "s") }, CodeWithheld},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSamePath(t, func(d *DirStore) refs.Remover { return d }, good)
+			// The second fetcher's store is slow to discard a copy.
+			gate := &abortGateStore{MemoryStore: NewMemoryStore(), aborting: make(chan struct{}), release: make(chan struct{})}
+			first, second := s.fetcher(s.store), s.fetcher(gate)
+			id := s.register(good)
+			st := s.stallNext()
+			done := make(chan error, 1)
+			go func() {
+				_, err := second.Fetch(context.Background(), id, Request{ForHost: tt.forHost})
+				done <- err
+			}()
+			<-st.at
+			if _, err := first.Fetch(context.Background(), id, Request{}); err != nil {
+				t.Fatal(err)
+			}
+			close(st.open)
+			<-gate.aborting // the second found the saved copy and discards its own
+			tt.change(s, s.srv.URL+"/take.txt")
+			close(gate.release)
+			failureOf(t, <-done, tt.want)
+		})
+	}
+}
