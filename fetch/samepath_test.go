@@ -401,15 +401,6 @@ func TestCopySavedMeanwhileServed(t *testing.T) {
 	}
 }
 
-// removeWaiter is a DirStore whose Remove waits until its context ends,
-// as a delete against storage that stopped answering does.
-type removeWaiter struct{ *DirStore }
-
-func (r removeWaiter) Remove(ctx context.Context, _ string) error {
-	<-ctx.Done()
-	return ctx.Err()
-}
-
 // TestWithdrawBounded pins F12 for the clean-up of a copy the fetcher
 // committed and cannot keep: a store whose Remove hangs until its context
 // ends holds the fetch, and the record's copy lock, only until
@@ -426,7 +417,7 @@ func TestWithdrawBounded(t *testing.T) {
 	stuck, err := New(s.reg, s.servers, struct {
 		Store
 		refs.Remover
-	}{gate, removeWaiter{s.store}}, Config{})
+	}{gate, removerFunc(func(ctx context.Context, _ string) error { <-ctx.Done(); return ctx.Err() })}, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

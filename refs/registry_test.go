@@ -992,11 +992,6 @@ func TestUnknownErrorCutsWholeCharacters(t *testing.T) {
 	}
 }
 
-// panicRemover is a host's Remover that panics.
-type panicRemover struct{}
-
-func (panicRemover) Remove(context.Context, string) error { panic("store offline") }
-
 // TestPanickingRemoverIsLogged pins F20's clean-up for a Remover that
 // panics: the removal may run on a fetch's goroutine, after the call that
 // asked for it, so the panic is logged as the Remover's error, never
@@ -1004,7 +999,7 @@ func (panicRemover) Remove(context.Context, string) error { panic("store offline
 func TestPanickingRemoverIsLogged(t *testing.T) {
 	ctx := t.Context()
 	var logs logtest.Buffer
-	g := newReg(t, refs.Config{Remover: panicRemover{}, Logger: logs.Logger()})
+	g := newReg(t, refs.Config{Remover: removerFunc(func(context.Context, string) error { panic("store offline") }), Logger: logs.Logger()})
 	e := g.Register(ctx, from("s1", digested(digestA)))
 	saved := convert.Copy{Path: "store/" + e.ID + ".wav", Bytes: 19, MimeType: "audio/wav", DigestVerified: true}
 	if err := g.Save(e.ID, saved, digested(digestA)); err != nil {
