@@ -410,7 +410,37 @@ func statusText(status int) string {
 func failUnknownCoding(s speaker, coding string) *Failure {
 	return withDetail(fail(CodeBadEncoding, s.server,
 		s.String()+" sent the content in a coding this host cannot decode"),
-		"content coding "+oneLine(coding, 60))
+		"content coding "+codingNames(coding))
+}
+
+// codingNames is the Content-Encoding value coding (lower-cased) for the
+// operator's log: each registered coding it lists is named, and anything
+// else is "another coding". The header is the server's to write, and a
+// hostile one echoes the request's bearer token or query into it.
+func codingNames(coding string) string {
+	var names []string
+	for part := range strings.SplitSeq(coding, ",") {
+		name := strings.TrimSpace(part)
+		if !knownCodings[name] {
+			name = "another coding"
+		}
+		if len(names) > 0 && names[len(names)-1] == name {
+			continue
+		}
+		if len(names) == 8 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// knownCodings are the names in IANA's HTTP Content Coding Registry.
+var knownCodings = map[string]bool{
+	"aes128gcm": true, "br": true, "compress": true, "dcb": true, "dcz": true,
+	"deflate": true, "exi": true, "gzip": true, "identity": true,
+	"pack200-gzip": true, "x-compress": true, "x-gzip": true, "zstd": true,
 }
 
 func failCorruptGzip(server string, n int64) *Failure {

@@ -681,3 +681,23 @@ func TestRemedyKindNames(t *testing.T) {
 		t.Errorf("a kind past the constants = %q", got)
 	}
 }
+
+// TestCodingNames pins what the log says of a Content-Encoding the
+// fetcher cannot decode: registered names only, never the server's other
+// words (F3, F14).
+func TestCodingNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"br":                               "br",
+		"gzip, gzip":                       "gzip",
+		"identity, br":                     "identity, br",
+		"bearer fixture-secret-token":      "another coding",
+		"br, x, y, zstd":                   "br, another coding, zstd",
+		"a,br,a,br,a,br,a,br":              "another coding, br, another coding, br, another coding, br, another coding, br",
+		"a,br,a,br,a,br,a,br,deflate,zstd": "another coding, br, another coding, br, another coding, br, another coding, br, …",
+		"":                                 "another coding",
+	} {
+		if got := codingNames(in); got != want {
+			t.Errorf("codingNames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -364,6 +364,20 @@ func hostileCases(t *testing.T) []hostileCase {
 				w.Write(hostilePayload)
 			}),
 			code: CodeBadEncoding, requests: 1},
+		{name: "coding-echoes-credentials", attack: "Content-Encoding echoes the request's bearer token and query: the log names no coding it does not know",
+			block: hblk("$ORIGIN/payload?sig=capability-secret-42", ""),
+			handler: handle(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", "br, "+r.Header.Get("Authorization")+" "+r.URL.RawQuery)
+				w.Write(hostilePayload)
+			}),
+			code: CodeBadEncoding, requests: 1, logged: "content coding br, another coding",
+			check: func(t *testing.T, h *hostileEnv, _ fetchReturn) {
+				for _, s := range []string{token, "fixture-secret", "capability-secret", "sig="} {
+					if strings.Contains(strings.ToLower(h.logs.String()), strings.ToLower(s)) {
+						t.Errorf("the operator's log carries %q:\n%s", s, h.logs)
+					}
+				}
+			}},
 		{name: "endless-stream-host-ceiling", attack: "an identity body without end, max bytes at a 1 MiB ceiling: the stream ceiling cuts it",
 			mods: []func(*env){withCeiling(1 << 20)}, handler: endless(make([]byte, 32<<10), nil),
 			code: CodeHostCeiling, limit: 1 << 20, requests: 1},
