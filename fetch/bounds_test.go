@@ -1,8 +1,11 @@
 package fetch
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"net/http"
+	"sync/atomic"
 	"testing"
 )
 
@@ -25,5 +28,48 @@ func TestLargestBoundsFetch(t *testing.T) {
 				t.Errorf("Config %+v, MaxBytes %d: fetch = %+v, %v; want the 7-byte payload", cfg, max, res, err)
 			}
 		}
+	}
+}
+
+// TestWireBoundedByDecodedLimits: encoded bytes that decode to nothing
+// (endless empty gzip members) must stop near the decoded bytes the call
+// may still receive, not near the host ceiling. Before, a call with 64 KiB
+// max bytes, or a server with 1 MiB of budget, read about 260 MiB each
+// (F5, F6, F7).
+func TestWireBoundedByDecodedLimits(t *testing.T) {
+	empty := bytes.Repeat(gzipped(t, nil), 4096)
+	for _, tc := range []struct {
+		name string
+		cfg  func(*Config)
+		req  Request
+	}{
+		{"max-bytes", func(*Config) {}, Request{MaxBytes: 64 << 10}},
+		{"budget", func(c *Config) { c.Budget = 1 << 20 }, Request{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent atomic.Int64
+			e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", "gzip")
+				for {
+					n, err := w.Write(empty)
+					sent.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}, withConfig(tc.cfg))
+			rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
+			_, err := e.fetch(t.Context(), rec, tc.req)
+			f := failureOf(t, err, CodeBadEncoding)
+			if f.Remedy.Kind() != RemedyTryLaterThenFreshReference {
+				t.Errorf("remedy %v, want try later, then a fresh reference", f.Remedy.Kind())
+			}
+			// The server may have written a few socket buffers more than
+			// the fetcher read.
+			if got := sent.Load(); got > 16<<20 {
+				t.Errorf("the server wrote %d bytes before the fetch stopped, want at most 16 MiB", got)
+			}
+			e.assertNothingKept(rec)
+		})
 	}
 }

@@ -323,6 +323,13 @@ func failWireOverCeiling(server string, n, limit int64) *Failure {
 		limit, n)
 }
 
+func failWireOverDecoded(server string, n, decoded int64) *Failure {
+	f := fail(CodeBadEncoding, server,
+		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data that decoded to only "+bytesText(decoded)+", far more than a content coding adds, so the transfer was cut off and its bytes discarded")
+	f.Remedy = Remedy{kind: RemedyTryLaterThenFreshReference}
+	return f
+}
+
 func failReadOverBudget(server string, spent, limit int64) *Failure {
 	return sized(CodeOverBudget, server,
 		"this host's fetch budget for the "+serverText(server)+" server ran out during the download ("+ofText(spent, limit)+"), so the transfer was cut off and its bytes discarded",

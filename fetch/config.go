@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/netip"
 	"time"
@@ -293,13 +292,8 @@ func resolve(cfg Config) (settings, error) {
 	s.maxBytes = min(s.maxBytes, s.ceiling)
 	// Encoded bytes may exceed decoded ones only by a coding's overhead; a
 	// stream that sends far more (endless empty gzip members) is stopped.
-	// The sum saturates: a Ceiling near math.MaxInt64 means no limit.
-	s.wireCeiling = s.ceiling
-	if extra := s.ceiling/64 + 64<<10; s.ceiling <= math.MaxInt64-extra {
-		s.wireCeiling += extra
-	} else {
-		s.wireCeiling = math.MaxInt64
-	}
+	// A Ceiling near math.MaxInt64 means no limit (wireFor saturates).
+	s.wireCeiling = wireFor(s.ceiling)
 	return s, nil
 }
 

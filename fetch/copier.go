@@ -305,6 +305,8 @@ func (c *copier) abort() {
 func (c *copier) readFailure() *Failure {
 	name := c.fl.t.server
 	switch {
+	case errors.Is(c.wire.err, errWireCeiling) && c.wire.limit < c.f.set.wireCeiling:
+		return failWireOverDecoded(name, c.wire.n, c.n)
 	case errors.Is(c.wire.err, errWireCeiling):
 		return failWireOverCeiling(name, c.wire.n, c.wire.limit)
 	case c.fl.ctx.Err() != nil:

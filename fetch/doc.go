@@ -42,9 +42,12 @@
 //     bytes fetched from the server's other allowed origins), then the
 //     call's max bytes. The body is streamed through about 1 MiB of
 //     buffers, whatever the payload's size; the moment a limit is passed
-//     the transfer is stopped,
-//     the connection closed and nothing is kept. gzip is decoded as it
-//     streams, so a decompression bomb stops at the ceiling.
+//     the transfer is stopped, the connection closed and nothing is
+//     kept. gzip is decoded as it streams, so a decompression bomb stops
+//     at the first limit it passes. Encoded bytes are bounded too: a body
+//     may send little more than the decoded bytes the limits still allow
+//     (about 1.6% plus 64 KiB), so encoded data that decodes to nothing
+//     cannot go on for long.
 //   - A claimed sha256 digest must match the decoded bytes. The media type
 //     comes from the bytes, then the response's Content-Type, then the
 //     claim, and the copy is named "<id>.<ext>".

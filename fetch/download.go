@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"math"
 	"net/http"
 	"strings"
 )
@@ -159,21 +160,38 @@ func (fl *flight) anyHost() bool {
 
 // readCap bounds the next read so that a limit is passed by at most one
 // byte: the smallest of the chunk size and one more than what is left
-// under the host ceiling, the budget and every waiter's max bytes.
-func (fl *flight) readCap(chunk int) int {
+// under the host ceiling, the budget and every waiter's max bytes. wire is
+// how many encoded bytes the body may have sent once that read is done:
+// the decoded bytes it may reach plus what a content coding adds, so that
+// encoded bytes which decode to nothing (endless empty gzip members) stop
+// near the call's max bytes or the budget, not near the host ceiling.
+func (fl *flight) readCap(chunk int) (n int, wire int64) {
 	f := fl.f
 	fl.mu.Lock()
-	bound := f.set.ceiling - fl.total
+	total := fl.total
+	bound := f.set.ceiling - total
 	for w := range fl.waiters {
-		bound = min(bound, w.max-fl.total)
+		bound = min(bound, w.max-total)
 	}
 	fl.mu.Unlock()
 	spent, limit := f.Budget(fl.t.server)
 	bound = max(min(bound, limit-spent), 0)
+	wire = min(wireFor(total+bound), f.set.wireCeiling)
 	if bound < int64(chunk)-1 { // bound+1 could overflow
-		return int(bound + 1)
+		return int(bound + 1), wire
 	}
-	return chunk
+	return chunk, wire
+}
+
+// wireFor is the most encoded bytes a body may send for n decoded bytes:
+// gzip adds a few bytes per block of stored data and a header per member,
+// far below this. It saturates at math.MaxInt64.
+func wireFor(n int64) int64 {
+	extra := n/64 + 64<<10
+	if n > math.MaxInt64-extra {
+		return math.MaxInt64
+	}
+	return n + extra
 }
 
 // account counts n decoded bytes and applies the three ceilings in order:

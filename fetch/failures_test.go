@@ -264,6 +264,17 @@ func failCases(t *testing.T) []failCase {
 				}
 			}),
 			block: blk(""), code: CodeHostCeiling, remedy: RemedyHostCeiling, requests: 1},
+		{name: "gzip-empty-members-max-bytes", reason: "F5, F7: endless empty gzip members stop near the call's max bytes, not the host ceiling",
+			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", "gzip")
+				member := gzipped(t, nil)
+				for {
+					if _, err := w.Write(bytes.Repeat(member, 256)); err != nil {
+						return
+					}
+				}
+			}),
+			block: blk(""), req: Request{MaxBytes: 1000}, code: CodeBadEncoding, remedy: RemedyTryLaterThenFreshReference, requests: 1},
 		{name: "endless-stream", reason: "F6: a stream that never ends stops at max bytes",
 			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
 				buf := make([]byte, 8192)

@@ -388,7 +388,9 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 		}
 		i := <-r.free
 		buf := r.bufs[i]
-		n, rerr := c.readChunk(buf[:c.fl.readCap(len(buf))])
+		max, wire := c.fl.readCap(len(buf))
+		c.wire.limit = wire
+		n, rerr := c.readChunk(buf[:max])
 		if n == 0 {
 			r.free <- i
 		} else {
