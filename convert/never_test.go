@@ -1751,3 +1751,33 @@ func TestNeverURIWithoutSeparatorAtBounds(t *testing.T) {
 		t.Error("S2: a flood of one never urn shows it")
 	}
 }
+
+// TestShownURINamesNoNever pins S2 for a host that shows uris: a stub
+// never shows a uri that writes out a never uri, such as the never uri
+// with a parameter added, just as a text writing it out is withheld. The
+// reference itself is still shown, without its uri; an unrelated uri is
+// still shown.
+func TestShownURINamesNoNever(t *testing.T) {
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	longer := `{"type":"resource","uri":"` + neverURI + `&x=1","name":"longer"}`
+	other := `{"type":"resource","uri":"https://other.example/take.wav","name":"other"}`
+	check := func(t *testing.T, ct *convert.Content, reason string) {
+		t.Helper()
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") {
+				t.Errorf("%s: a view shows the never uri:\n%s", reason, v)
+			}
+			if !strings.Contains(v, "longer") || !strings.Contains(v, "https://other.example/take.wav") {
+				t.Errorf("%s: a view lost the longer reference or the other uri:\n%s", reason, v)
+			}
+		}
+	}
+	for _, src := range []convert.Source{{Server: "s", Tool: "t"}, {Tool: "t"}} {
+		reg := newRegistry(t)
+		c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+		check(t, c.Ingest(t.Context(), raws(never, longer, other), src), "the same content, server "+src.Server)
+		if src.Server != "" {
+			check(t, c.Ingest(t.Context(), raws(longer, other), src), "a later content")
+		}
+	}
+}

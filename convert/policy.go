@@ -50,7 +50,9 @@ type Policy struct {
 	// ShowURI, if set, is asked whether a reference's uri may be shown in
 	// its stub. It is consulted only for a ref or absent disposition on a
 	// record no server marked never; under never the uri is withheld
-	// whatever it says. The default shows no uri.
+	// whatever it says, and so is a uri that writes out one the views
+	// withhold (a never uri with a parameter added, say). The default
+	// shows no uri.
 	//
 	// ShowURI, Refusal and Inline are asked about an entry as one block
 	// shows it: the record's id, never mark and saved copy, with that

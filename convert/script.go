@@ -100,8 +100,8 @@ func (ct *Content) Script() []ScriptItem {
 }
 
 // scriptReference is a script's item for a reference shown as e, in
-// content from src.
-func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
+// content ct.
+func (c *Converter) scriptReference(e Entry, ct *Content) ScriptItem {
 	t := e.Testimony
 	s := ScriptItem{
 		Kind:         "reference",
@@ -113,12 +113,12 @@ func (c *Converter) scriptReference(e Entry, src Source) ScriptItem {
 	if t.Has(FieldSizeBytes) {
 		s.ClaimedBytes = t.SizeBytes
 	}
-	if n := c.next(e, src); n.copy != nil {
+	if n := c.next(e, ct.src); n.copy != nil {
 		s.SavedPath = n.copy.Path
 	} else {
 		s.Unfetchable = n.why
 	}
-	if uri, ok := c.shownURI(e); ok {
+	if uri, ok := c.shownURI(e, ct); ok {
 		s.URI = uri
 	}
 	return s
@@ -137,7 +137,7 @@ func (ct *Content) scriptItem(i, limit int) (ScriptItem, bool) {
 		if !ok {
 			return ScriptItem{Kind: "notice", Text: c.boundLine(noticeUnknownRecord)}, false
 		}
-		return c.scriptReference(asShown(e, b), ct.src), false
+		return c.scriptReference(asShown(e, b), ct), false
 	case b.Kind == KindInline && !b.Contradiction:
 		return ScriptItem{Kind: "inline", Text: b.Data, MimeType: typeLabel(b.MimeType, label.TypeMax, b.Testimony.URI)}, false
 	case b.Kind == KindEmbedded && !ct.embeddedWithheld(i):

@@ -133,12 +133,12 @@ const uncheckedWords = "this host could not read its never marks when the refere
 // own word: no server marked it, the content itself asked.
 const askedWords = "this content asks that neither the model nor its tools receive it"
 
-// stub renders one reference's stub in content from src, whose
-// provenance line is prov. Its parts are worked out first and the line
+// stub renders one reference's stub in content ct. Its parts are worked out first and the line
 // is written into one buffer of their total size: a stub is rendered for
 // every reference each time a view is built, and growing the buffer step
 // by step made most of a view's garbage (BenchmarkHostFlow, B/op).
-func (c *Converter) stub(e Entry, src Source, prov string) string {
+func (c *Converter) stub(e Entry, ct *Content) string {
+	src, prov := ct.src, ct.provenance()
 	p := c.policy
 	t := e.Testimony
 	name := c.nameLabel(t.Name, t.URI)
@@ -147,7 +147,7 @@ func (c *Converter) stub(e Entry, src Source, prov string) string {
 	if t.Has(FieldSizeBytes) {
 		size = formatSize(t.SizeBytes)
 	}
-	uri, showURI := c.shownURI(e)
+	uri, showURI := c.shownURI(e, ct)
 	if showURI {
 		uri = label.Display(uri, MaxURILen)
 	}
@@ -184,11 +184,17 @@ func (c *Converter) stub(e Entry, src Source, prov string) string {
 }
 
 // shownURI is the one decision whether a reference's uri may be shown, in
-// a stub or a script's view: never under a never mark or a never
-// disposition, and otherwise only where the policy's ShowURI allows it.
-func (c *Converter) shownURI(e Entry) (string, bool) {
+// a stub or a script's view of content ct: never under a never mark or a
+// never disposition, otherwise only where the policy's ShowURI allows it,
+// and never when the uri, written out as text, names a uri the views
+// withhold (a never uri with a parameter added, say), as a text naming it
+// would be withheld.
+func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	p := c.policy
 	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
+		return "", false
+	}
+	if ct.namesWithheld(e.Testimony.URI) {
 		return "", false
 	}
 	return e.Testimony.URI, true

@@ -196,7 +196,7 @@ func (ct *Content) lineOf(b Block, i, limit int) (string, int) {
 		if !ok {
 			return c.boundLine(noticeUnknownRecord), noCut
 		}
-		return c.stub(asShown(e, b), ct.src, ct.provenance()), noCut
+		return c.stub(asShown(e, b), ct), noCut
 	case KindInline:
 		if b.Contradiction {
 			return c.noticeContradiction(b), noCut
@@ -449,6 +449,14 @@ func (ct *Content) withholds(sp uriSpan) bool {
 		return true
 	}
 	return len(sp.uri) <= maxURIBytes && ct.c.keyMarkedHere(sp.key) || slices.ContainsFunc(sp.altKeys, ct.c.keyMarkedHere)
+}
+
+// namesWithheld reports whether text, read as the views read a text,
+// names a uri they would withhold: one the content calls never, or whose
+// record a server marked. It reads text with a reading budget of its own.
+func (ct *Content) namesWithheld(text string) bool {
+	left := newReadingBudget()
+	return slices.ContainsFunc(withBareURIs(text, nil, &left), ct.withholds)
 }
 
 // keyMarkedHere is markedHere for a uri of a text, whose canonical form is
