@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -763,6 +764,59 @@ func TestBudgetWindow(t *testing.T) {
 	}
 	if n := e.requests.Load(); n != 2 {
 		t.Errorf("requests = %d, want 2", n)
+	}
+}
+
+// TestDirStoreCloseWithPending pins F22 across Close: a host that closes
+// a DirStore while copies are still being written (a fetch under way)
+// must not be left with their temporary files. Close lets them finish;
+// only then is the directory released, and no new copy begins.
+func TestDirStoreCloseWithPending(t *testing.T) {
+	dir := t.TempDir()
+	ds, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	aborted, err := ds.Begin(ctx, "ref_a.bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := ds.Begin(ctx, "ref_b.bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Pending{aborted, committed} {
+		if _, err := p.Write([]byte("payload")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ds.Close(); err != nil {
+		t.Fatalf("Close with copies pending = %v", err)
+	}
+	if _, err := ds.Begin(ctx, "ref_c.bin", ""); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Begin after Close = %v, want os.ErrClosed", err)
+	}
+	if err := aborted.Abort(ctx); err != nil {
+		t.Errorf("Abort after Close = %v", err)
+	}
+	path, err := committed.Commit(ctx)
+	if err != nil || path != filepath.Join(ds.Dir(), "ref_b.bin") {
+		t.Errorf("Commit after Close = %q, %v", path, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"ref_b.bin"}; !slices.Equal(names, want) {
+		t.Errorf("directory holds %q, want %q", names, want)
+	}
+	if err := ds.Remove(ctx, path); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Remove once closed = %v, want os.ErrClosed", err)
+	}
+	if err := ds.Close(); err != nil {
+		t.Errorf("a second Close = %v", err)
 	}
 }
 

@@ -195,6 +195,10 @@ func (p *memoryPending) Abort(context.Context) error {
 type DirStore struct {
 	dir  string
 	root *os.Root
+
+	mu      sync.Mutex
+	pending int  // copies begun and not yet committed or aborted
+	closed  bool // Close was called; the root closes with the last copy
 }
 
 // NewDirStore opens dir, which must exist, as a store. An empty dir is an
@@ -217,8 +221,45 @@ func NewDirStore(dir string) (*DirStore, error) {
 // Dir returns the store's directory as an absolute path.
 func (d *DirStore) Dir() string { return d.dir }
 
-// Close releases the directory. Pending copies must be finished first.
-func (d *DirStore) Close() error { return d.root.Close() }
+// Close releases the directory. Copies already begun (a fetch under way)
+// can still be committed or aborted, and the directory is released once
+// the last of them is; no copy begins and no Remove runs after Close,
+// both of which fail with an error matching [os.ErrClosed]. Calling Close
+// again does nothing.
+func (d *DirStore) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.pending > 0 {
+		return nil
+	}
+	return d.root.Close()
+}
+
+// hold counts a copy about to begin, unless the store is closed.
+func (d *DirStore) hold() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("fetch: the DirStore is closed: %w", os.ErrClosed)
+	}
+	d.pending++
+	return nil
+}
+
+// release ends a copy that hold counted, and releases the directory once
+// the store is closed and no copy is left.
+func (d *DirStore) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pending--
+	if d.closed && d.pending == 0 {
+		_ = d.root.Close()
+	}
+}
 
 // Begin creates a temporary file for a copy to be named name.
 func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
@@ -229,9 +270,13 @@ func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, err
 	}
+	if err := d.hold(); err != nil {
+		return nil, err
+	}
 	tmp := ".tmp-" + hex.EncodeToString(rnd[:])
 	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		d.release()
 		return nil, err
 	}
 	return &dirPending{d: d, f: f, tmp: tmp, name: name}, nil
@@ -242,6 +287,12 @@ func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
 func (d *DirStore) Remove(_ context.Context, path string) error {
 	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
 		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
+	}
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return fmt.Errorf("fetch: the DirStore is closed: %w", os.ErrClosed)
 	}
 	err := d.root.Remove(filepath.Base(path))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -265,6 +316,7 @@ func (p *dirPending) Commit(context.Context) (string, error) {
 		return "", os.ErrClosed
 	}
 	p.done = true
+	defer p.d.release()
 	written, serr := p.f.Stat()
 	if err := errors.Join(serr, p.f.Close()); err != nil {
 		_ = p.d.root.Remove(p.tmp)
@@ -302,6 +354,7 @@ func (p *dirPending) Abort(context.Context) error {
 		return nil
 	}
 	p.done = true
+	defer p.d.release()
 	cerr := p.f.Close()
 	rerr := p.d.root.Remove(p.tmp)
 	return errors.Join(cerr, rerr)
