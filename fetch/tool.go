@@ -96,11 +96,20 @@ func parseToolArgs(args json.RawMessage) (id string, maxBytes int64, problem str
 	}
 	maxBytes, err := n.Int64()
 	if err != nil {
+		// Float64 gives an infinity, with an error, for a number past
+		// its range; a whole number past int64 asks for more than the
+		// host ceiling, which Fetch then applies.
 		f, ferr := n.Float64()
-		if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+		switch {
+		case ferr != nil && !math.IsInf(f, 0), !math.IsInf(f, 0) && f != math.Trunc(f):
 			return "", 0, "\"maxBytes\" is not a whole number of bytes"
+		case f < 0:
+			return "", 0, "\"maxBytes\" is negative"
+		case f >= 1<<63:
+			maxBytes = math.MaxInt64
+		default:
+			maxBytes = int64(f)
 		}
-		maxBytes = int64(f)
 	}
 	if maxBytes < 0 {
 		return "", 0, "\"maxBytes\" is negative"
