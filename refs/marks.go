@@ -46,7 +46,7 @@ const DefaultMarkBound = 100_000
 // one server evicts only that server's marks, never another's. A key
 // marked by several servers stays marked while any of them holds it. Its
 // methods never fail. It is safe for concurrent use. The zero MemoryMarks
-// is not usable; make one with [NewMemoryMarks].
+// is an empty store with the default bound; [NewMemoryMarks] sets another.
 type MemoryMarks struct {
 	mu       sync.Mutex
 	bound    int
@@ -77,6 +77,12 @@ func (m *MemoryMarks) Mark(_ context.Context, key, server string) error {
 func (m *MemoryMarks) mark(key, server string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.byServer == nil { // the zero MemoryMarks
+		m.byServer, m.holders = make(map[string]*serverMarks), make(map[string]int)
+	}
+	if m.bound <= 0 {
+		m.bound = DefaultMarkBound
+	}
 	sm := m.byServer[server]
 	if sm == nil {
 		sm = &serverMarks{set: make(map[string]struct{})}

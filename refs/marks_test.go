@@ -742,3 +742,20 @@ func TestMarkedByCanonicalForm(t *testing.T) {
 	g.Register(ctx, from("vst", plain(uriN(2))))
 	check("evicted")
 }
+
+// TestZeroMemoryMarks pins that the zero MemoryMarks is a working store
+// with the default bound, as its methods promise never to fail: before,
+// its first Mark panicked on a nil map.
+func TestZeroMemoryMarks(t *testing.T) {
+	var m refs.MemoryMarks
+	ctx := t.Context()
+	if ok, err := m.Marked(ctx, "k"); ok || err != nil {
+		t.Fatalf("zero store: Marked = %v, %v", ok, err)
+	}
+	if err := m.Mark(ctx, "k", "s"); err != nil {
+		t.Fatalf("Mark = %v", err)
+	}
+	if ok, err := m.Marked(ctx, "k"); !ok || err != nil {
+		t.Errorf("after Mark: Marked = %v, %v", ok, err)
+	}
+}
