@@ -190,9 +190,10 @@ func failBadServerURI(server string) *Failure {
 // other allowed origins holds an entry that does not read as one. The
 // detail gives the entry's position and fault, never the entry itself.
 func failBadOtherOrigin(server string, i int, why string) *Failure {
-	return withDetail(fail(CodeBadServerURI, server,
-		"this host's list of other origins for the "+serverText(server)+" server's references holds an entry it cannot read as an http or https origin, so it fetches none of that server's references"),
-		"Server.UnauthenticatedOrigins["+strconv.Itoa(i)+"] "+why)
+	f := fail(CodeBadServerURI, server,
+		"this host's list of other origins for the "+serverText(server)+" server's references holds an entry it cannot read as an http or https origin, so it fetches none of that server's references")
+	f.Remedy = Remedy{kind: RemedyAskOperator, task: taskCorrectOtherOrigins}
+	return withDetail(f, "Server.UnauthenticatedOrigins["+strconv.Itoa(i)+"] "+why)
 }
 
 func failCredentials(server string) *Failure {

@@ -413,6 +413,11 @@ func TestOtherOriginsBadEntry(t *testing.T) {
 				if f.Remedy.Kind() != RemedyAskOperator {
 					t.Errorf("F14: remedy = %s, want one that asks the operator", f.Remedy)
 				}
+				// The server's own address is fine: the list is what the
+				// operator must correct.
+				if r := f.Remedy.String(); !strings.Contains(r, "list of other origins") || strings.Contains(r, "address") {
+					t.Errorf("F14: remedy %q does not point the operator at the list of other origins", r)
+				}
 				if refusal != f.Clause {
 					t.Errorf("Refusal = %q, want Fetch's clause %q", refusal, f.Clause)
 				}

@@ -87,6 +87,9 @@ const (
 	taskAddServer
 	// taskCorrectServerAddress: correct the server's configured address.
 	taskCorrectServerAddress
+	// taskCorrectOtherOrigins: correct the list of other origins the host
+	// allows for the server's references.
+	taskCorrectOtherOrigins
 	// taskCheckStorage: look into the store's failure, which the host's
 	// log explains.
 	taskCheckStorage
@@ -154,6 +157,8 @@ func (r Remedy) String() string {
 			return "Asking again will get the same answer unless the host's operator adds that server back."
 		case taskCorrectServerAddress:
 			return "Asking again will get the same answer unless the host's operator corrects that server's address."
+		case taskCorrectOtherOrigins:
+			return "Asking again will get the same answer unless the host's operator corrects its list of other origins for that server."
 		}
 		return "Asking again will probably fail in the same way; " + r.task.phrase() + "."
 	case RemedyWaitForBudget:
@@ -185,6 +190,8 @@ func (t task) phrase() string {
 		return "the host's operator can add that server back"
 	case taskCorrectServerAddress:
 		return "the host's operator can correct that server's address"
+	case taskCorrectOtherOrigins:
+		return "the host's operator can correct its list of other origins for that server"
 	case taskCheckStorage:
 		return "the host's operator can find the store's reason in the host's log"
 	}

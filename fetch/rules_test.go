@@ -224,6 +224,8 @@ func TestRemedyTexts(t *testing.T) {
 		{"AskOperator(budget)", Remedy{kind: RemedyAskOperator, task: taskRenewBudget}},
 		{"AskOperator(add server)", Remedy{kind: RemedyAskOperator, task: taskAddServer}},
 		{"AskOperator(server address)", Remedy{kind: RemedyAskOperator, task: taskCorrectServerAddress}},
+		{"AskOperator(other origins)", Remedy{kind: RemedyAskOperator, task: taskCorrectOtherOrigins}},
+		{"TryLaterThenAsk(other origins)", Remedy{kind: RemedyTryLaterThenAsk, task: taskCorrectOtherOrigins}},
 		{"AskOperator(storage)", Remedy{kind: RemedyAskOperator, task: taskCheckStorage}},
 		{"WaitForBudget", Remedy{kind: RemedyWaitForBudget, task: taskRenewBudget}},
 		{"BudgetTooSmall(49)", budgetTooSmall(49)},
