@@ -712,3 +712,32 @@ func TestCodingNames(t *testing.T) {
 		}
 	}
 }
+
+// TestLogCutsPartsOfTheAddress pins F3 and F14 for parts of a reference's
+// address that a server echoes into a malformed response: the path, or
+// one value of the query, reaches the operator's log no more than the
+// whole address or the whole query does.
+func TestLogCutsPartsOfTheAddress(t *testing.T) {
+	const path, value = "/files/capability-path-77", "capability-secret-42"
+	for name, status := range map[string]string{
+		"path":        path,
+		"query-value": value,
+		"escaped":     "capability%2Dsecret%2D42",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, hijacked("HTTP/1.1 "+status+" OK\r\n\r\n"))
+			rec := e.ref(serverName, blkURI("$ORIGIN"+path+"?sig="+strings.ReplaceAll(value, "-", "%2D")+"&n=1", ""))
+			_, err := e.fetch(t.Context(), rec, Request{})
+			failureOf(t, err, CodeNetwork)
+			logs := e.logs.String()
+			for _, s := range []string{"capability-path-77", "capability-secret-42", "capability%2Dsecret%2D42"} {
+				if strings.Contains(logs, s) {
+					t.Errorf("the operator's log carries %q:\n%s", s, logs)
+				}
+			}
+			if !strings.Contains(logs, "malformed HTTP status code") {
+				t.Errorf("the log lost the cause:\n%s", logs)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -71,10 +72,8 @@ func redacted(err error, t target) string {
 		err = ue.Err
 	}
 	s := err.Error()
-	for _, secret := range []string{t.rec.URI, t.u.String(), t.u.RawQuery, t.u.Fragment, t.conn.Token} {
-		if len(secret) >= 3 {
-			s = strings.ReplaceAll(s, secret, "…")
-		}
+	for _, secret := range secretsOf(t) {
+		s = strings.ReplaceAll(s, secret, "…")
 	}
 	s = urlPattern.ReplaceAllStringFunc(s, func(m string) string {
 		if u, err := url.Parse(m); err == nil && u.Scheme != "" {
@@ -88,5 +87,41 @@ func redacted(err error, t target) string {
 	}
 	return s
 }
+
+// secretsOf lists what a log detail must not carry of t, longest first so
+// that a part is cut only where its whole was not: the reference's
+// address, its query and fragment, the token, and, since a server may
+// echo a piece of them, the address's path and each of the query's
+// parameters and values, as written and decoded, from partMin bytes on.
+func secretsOf(t target) []string {
+	secrets := []string{t.rec.URI, t.u.String(), t.u.RawQuery, t.u.Fragment, t.conn.Token}
+	parts := []string{t.u.EscapedPath(), t.u.Path}
+	for pair := range strings.FieldsFuncSeq(t.u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		parts = append(parts, pair)
+		if _, v, ok := strings.Cut(pair, "="); ok {
+			parts = append(parts, v)
+			if u, err := url.QueryUnescape(v); err == nil {
+				parts = append(parts, u)
+			}
+		}
+	}
+	out := secrets[:0]
+	for _, s := range secrets {
+		if len(s) >= 3 {
+			out = append(out, s)
+		}
+	}
+	for _, s := range parts {
+		if len(s) >= partMin {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// partMin is the shortest piece of an address that [secretsOf] lists:
+// shorter ones ("/", "n=1") are words a cause's text holds for itself.
+const partMin = 6
 
 var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>]*`)
