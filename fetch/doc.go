@@ -78,5 +78,11 @@
 // Fetcher. It cannot bound a host-supplied HTTP transport's own behaviour
 // beyond what it configures on a copy, and it cannot hold dialing to
 // resolved addresses for a transport that is not an *http.Transport (it
-// refuses such a fetch from the server's own origin instead).
+// refuses such a fetch from the server's own origin instead). The
+// fetcher's own log lines go through Config.Logger with the reference's
+// address, query and token cut, but net/http itself writes a few lines to
+// the standard library's log package that the fetcher cannot reach: a
+// server that sends bytes on a connection kept open between fetches has
+// their start printed there, and it can make them echo its own request.
+// A host that keeps that log should treat it as server-written text.
 package fetch
