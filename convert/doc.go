@@ -29,9 +29,14 @@
 //     never, nor any uri unless the host's [Policy] allows it; no view
 //     shows inline data or an embedded resource a never withholds. Where
 //     a text writes out a uri the content calls never or a server marked,
-//     in its JSON or in prose, the view shows "[uri withheld]" instead,
-//     and a uri written into a name, media type or type a server supplied
-//     is always shown that way, together with the rest of that label. A server's mark counts for as long as the
+//     in its JSON or in prose, the view shows "[uri withheld]" instead.
+//     In prose the replaced part runs to the next white space, double
+//     quote, backtick or angle bracket, or to the next uri, so
+//     punctuation glued to the uri ("(uri)." or "uri,next") goes with it:
+//     a uri may hold those characters, and a cut before them could keep
+//     part of it. A uri written into a name, media type
+//     or type a server supplied is always shown that way, together with
+//     the rest of that label. A server's mark counts for as long as the
 //     [Registrar] remembers it (see [MarkReader]), also for content shown
 //     before the mark was made. Every
 //     string a server sent is cleaned and bounded by package label first;
