@@ -253,28 +253,12 @@ func failCases(t *testing.T) []failCase {
 			block:   blk(`,"sizeBytes":1`), req: Request{MaxBytes: 64},
 			code: CodeTooLarge, remedy: RemedyLargerMaxBytes, requests: 1},
 		{name: "gzip-empty-members", reason: "F7: endless empty gzip members decode to nothing and stop at the wire ceiling",
-			mods: []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000 })},
-			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Encoding", "gzip")
-				member := gzipped(t, nil)
-				for {
-					if _, err := w.Write(bytes.Repeat(member, 256)); err != nil {
-						return
-					}
-				}
-			}),
-			block: blk(""), code: CodeHostCeiling, remedy: RemedyHostCeiling, requests: 1},
+			mods:    []func(*env){withConfig(func(c *Config) { c.Ceiling = 1000 })},
+			handler: fixed(endlessEmptyMembers(t)),
+			block:   blk(""), code: CodeHostCeiling, remedy: RemedyHostCeiling, requests: 1},
 		{name: "gzip-empty-members-max-bytes", reason: "F5, F7: endless empty gzip members stop near the call's max bytes, not the host ceiling",
-			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Encoding", "gzip")
-				member := gzipped(t, nil)
-				for {
-					if _, err := w.Write(bytes.Repeat(member, 256)); err != nil {
-						return
-					}
-				}
-			}),
-			block: blk(""), req: Request{MaxBytes: 1000}, code: CodeBadEncoding, remedy: RemedyTryLaterThenFreshReference, requests: 1},
+			handler: fixed(endlessEmptyMembers(t)),
+			block:   blk(""), req: Request{MaxBytes: 1000}, code: CodeBadEncoding, remedy: RemedyTryLaterThenFreshReference, requests: 1},
 		{name: "endless-stream", reason: "F6: a stream that never ends stops at max bytes",
 			handler: fixed(func(w http.ResponseWriter, r *http.Request) {
 				buf := make([]byte, 8192)
@@ -739,5 +723,19 @@ func TestLogCutsPartsOfTheAddress(t *testing.T) {
 				t.Errorf("the log lost the cause:\n%s", logs)
 			}
 		})
+	}
+}
+
+// endlessEmptyMembers answers with gzip members that hold nothing,
+// without end.
+func endlessEmptyMembers(t *testing.T) http.HandlerFunc {
+	member := gzipped(t, nil)
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		for {
+			if _, err := w.Write(bytes.Repeat(member, 256)); err != nil {
+				return
+			}
+		}
 	}
 }
