@@ -326,7 +326,7 @@ func failWireOverCeiling(server string, n, limit int64) *Failure {
 
 func failWireOverDecoded(server string, n, decoded int64) *Failure {
 	f := fail(CodeBadEncoding, server,
-		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data that decoded to only "+bytesText(decoded)+", far more than a content coding adds, so the transfer was cut off and its bytes discarded")
+		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data that decoded to only "+bytesText(decoded)+", more than twice what this download may receive, so the transfer was cut off and its bytes discarded")
 	f.Remedy = Remedy{kind: RemedyTryLaterThenFreshReference}
 	return f
 }

@@ -56,6 +56,8 @@ type copier struct {
 func newCopier(f *Fetcher, fl *flight, resp *http.Response, gz bool) *copier {
 	c := &copier{
 		f: f, fl: fl, resp: resp,
+		// The host's bound until the first chunk is read (a gzip header,
+		// read now, is at most about 67 KB); see readCap.
 		wire: &wireReader{r: resp.Body, limit: f.set.wireCeiling},
 		head: make([]byte, 0, sniffLen),
 		h:    sha256.New(),
@@ -352,7 +354,14 @@ func (w *wireReader) Read(p []byte) (int, error) {
 	}
 	// One byte past the limit is read, to see it passed; room+1 is taken
 	// only below len(p), so a limit of math.MaxInt64 does not overflow.
-	if room := w.limit - w.n; int64(len(p)) > room {
+	room := w.limit - w.n
+	if room < 0 {
+		// The limit fell below what was read: another download spent
+		// the budget it was worked out from.
+		w.err = errWireCeiling
+		return 0, w.err
+	}
+	if int64(len(p)) > room {
 		p = p[:room+1]
 	}
 	n, err := w.r.Read(p)

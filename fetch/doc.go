@@ -45,9 +45,9 @@
 //     the transfer is stopped, the connection closed and nothing is
 //     kept. gzip is decoded as it streams, so a decompression bomb stops
 //     at the first limit it passes. Encoded bytes are bounded too: a body
-//     may send little more than the decoded bytes the limits still allow
-//     (about 1.6% plus 64 KiB), so encoded data that decodes to nothing
-//     cannot go on for long.
+//     may send at most twice the decoded bytes the limits still allow,
+//     plus 1 MiB, so encoded data that decodes to nothing cannot go on for
+//     long. A well-formed gzip body stays far below that.
 //   - A claimed sha256 digest must match the decoded bytes. The media type
 //     comes from the bytes, then the response's Content-Type, then the
 //     claim, and the copy is named "<id>.<ext>".

@@ -160,32 +160,46 @@ func (fl *flight) anyHost() bool {
 
 // readCap bounds the next read so that a limit is passed by at most one
 // byte: the smallest of the chunk size and one more than what is left
-// under the host ceiling, the budget and every waiter's max bytes. wire is
-// how many encoded bytes the body may have sent once that read is done:
-// the decoded bytes it may reach plus what a content coding adds, so that
-// encoded bytes which decode to nothing (endless empty gzip members) stop
-// near the call's max bytes or the budget, not near the host ceiling.
+// under the host ceiling, the budget and every waiter's max bytes.
+//
+// wire bounds the encoded bytes the body may have sent: twice the decoded
+// bytes the download may reach for the waiter with the largest max bytes
+// (within the ceiling and the budget), plus 1 MiB, which a well-formed
+// gzip body never passes (its largest header is under 67 KB, and flushing
+// every 32 bytes adds about a quarter), so that encoded bytes which decode
+// to nothing (endless empty gzip members) stop near the call's max bytes
+// or the budget, not near the host ceiling.
 func (fl *flight) readCap(chunk int) (n int, wire int64) {
 	f := fl.f
 	fl.mu.Lock()
 	total := fl.total
-	bound := f.set.ceiling - total
+	bound, widest := f.set.ceiling-total, int64(0)
 	for w := range fl.waiters {
 		bound = min(bound, w.max-total)
+		widest = max(widest, w.max-total)
 	}
 	fl.mu.Unlock()
 	spent, limit := f.Budget(fl.t.server)
-	bound = max(min(bound, limit-spent), 0)
-	wire = min(wireFor(total+bound), f.set.wireCeiling)
+	left := max(limit-spent, 0)
+	bound = max(min(bound, left), 0)
+	widest = max(min(widest, f.set.ceiling-total, left), 0)
+	wire = min(wireAllowance(total+widest), f.set.wireCeiling)
 	if bound < int64(chunk)-1 { // bound+1 could overflow
 		return int(bound + 1), wire
 	}
 	return chunk, wire
 }
 
-// wireFor is the most encoded bytes a body may send for n decoded bytes:
-// gzip adds a few bytes per block of stored data and a header per member,
-// far below this. It saturates at math.MaxInt64.
+// wireAllowance is 2n + 1 MiB, saturating at math.MaxInt64.
+func wireAllowance(n int64) int64 {
+	if n > (math.MaxInt64-1<<20)/2 {
+		return math.MaxInt64
+	}
+	return 2*n + 1<<20
+}
+
+// wireFor is the most encoded bytes a body may send for n decoded bytes
+// under the host ceiling. It saturates at math.MaxInt64.
 func wireFor(n int64) int64 {
 	extra := n/64 + 64<<10
 	if n > math.MaxInt64-extra {

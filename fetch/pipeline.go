@@ -388,9 +388,9 @@ func (c *copier) copyChunks(r *ring, storeErr *atomic.Pointer[Failure]) *Failure
 		}
 		i := <-r.free
 		buf := r.bufs[i]
-		max, wire := c.fl.readCap(len(buf))
+		room, wire := c.fl.readCap(len(buf))
 		c.wire.limit = wire
-		n, rerr := c.readChunk(buf[:max])
+		n, rerr := c.readChunk(buf[:room])
 		if n == 0 {
 			r.free <- i
 		} else {
