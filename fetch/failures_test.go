@@ -704,9 +704,12 @@ func TestCodingNames(t *testing.T) {
 func TestLogCutsPartsOfTheAddress(t *testing.T) {
 	const path, value = "/files/capability-path-77", "capability-secret-42"
 	for name, status := range map[string]string{
-		"path":        path,
-		"query-value": value,
-		"escaped":     "capability%2Dsecret%2D42",
+		"path":          path,
+		"path-segment":  "capability-path-77",
+		"query-value":   value,
+		"escaped":       "capability%2Dsecret%2D42",
+		"upper-case":    "CAPABILITY-SECRET-42",
+		"lower-escapes": "capability%2dsecret%2d42",
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, hijacked("HTTP/1.1 "+status+" OK\r\n\r\n"))
@@ -714,8 +717,8 @@ func TestLogCutsPartsOfTheAddress(t *testing.T) {
 			_, err := e.fetch(t.Context(), rec, Request{})
 			failureOf(t, err, CodeNetwork)
 			logs := e.logs.String()
-			for _, s := range []string{"capability-path-77", "capability-secret-42", "capability%2Dsecret%2D42"} {
-				if strings.Contains(logs, s) {
+			for _, s := range []string{"capability-path-77", "capability-secret-42", "capability%2dsecret%2d42"} {
+				if strings.Contains(strings.ToLower(logs), s) {
 					t.Errorf("the operator's log carries %q:\n%s", s, logs)
 				}
 			}
@@ -737,5 +740,19 @@ func endlessEmptyMembers(t *testing.T) http.HandlerFunc {
 				return
 			}
 		}
+	}
+}
+
+// TestLogKeepsOrdinaryWords is the other side of
+// TestLogCutsPartsOfTheAddress: a query value that is an ordinary word
+// ("unexpected") is no secret worth cutting from a cause's text, which
+// would lose the cause ("unexpected EOF" shown as "… EOF").
+func TestLogKeepsOrdinaryWords(t *testing.T) {
+	e := newEnv(t, hijacked("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+string(hostilePayload[:4096])))
+	rec := e.ref(serverName, blkURI("$ORIGIN/payload?x=unexpected", ""))
+	_, err := e.fetch(t.Context(), rec, Request{})
+	failureOf(t, err, CodeNetwork)
+	if logs := e.logs.String(); !strings.Contains(logs, "unexpected EOF") {
+		t.Errorf("the log lost the cause:\n%s", logs)
 	}
 }

@@ -73,7 +73,7 @@ func redacted(err error, t target) string {
 	}
 	s := err.Error()
 	for _, secret := range secretsOf(t) {
-		s = strings.ReplaceAll(s, secret, "…")
+		s = cutFold(s, secret)
 	}
 	s = urlPattern.ReplaceAllStringFunc(s, func(m string) string {
 		if u, err := url.Parse(m); err == nil && u.Scheme != "" {
@@ -91,37 +91,99 @@ func redacted(err error, t target) string {
 // secretsOf lists what a log detail must not carry of t, longest first so
 // that a part is cut only where its whole was not: the reference's
 // address, its query and fragment, the token, and, since a server may
-// echo a piece of them, the address's path and each of the query's
-// parameters and values, as written and decoded, from partMin bytes on.
+// echo a piece of them, the address's path, each of its segments and each
+// of the query's parameters and values, as written and decoded, when the
+// piece looks like a secret rather than a word (see secretLike).
 func secretsOf(t target) []string {
-	secrets := []string{t.rec.URI, t.u.String(), t.u.RawQuery, t.u.Fragment, t.conn.Token}
-	parts := []string{t.u.EscapedPath(), t.u.Path}
-	for pair := range strings.FieldsFuncSeq(t.u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		parts = append(parts, pair)
-		if _, v, ok := strings.Cut(pair, "="); ok {
-			parts = append(parts, v)
-			if u, err := url.QueryUnescape(v); err == nil {
-				parts = append(parts, u)
-			}
-		}
-	}
-	out := secrets[:0]
-	for _, s := range secrets {
+	var out []string
+	for _, s := range []string{t.rec.URI, t.u.String(), t.u.RawQuery, t.u.Fragment, t.conn.Token} {
 		if len(s) >= 3 {
 			out = append(out, s)
 		}
 	}
-	for _, s := range parts {
-		if len(s) >= partMin {
-			out = append(out, s)
+	part := func(p string) {
+		if secretLike(p) {
+			out = append(out, p)
+		}
+		if u, err := url.PathUnescape(p); err == nil && u != p && secretLike(u) {
+			out = append(out, u)
+		}
+	}
+	part(t.u.EscapedPath())
+	for seg := range strings.SplitSeq(t.u.EscapedPath(), "/") {
+		part(seg)
+	}
+	for pair := range strings.FieldsFuncSeq(t.u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		part(pair)
+		if _, v, ok := strings.Cut(pair, "="); ok {
+			part(v)
+			if u, err := url.QueryUnescape(v); err == nil {
+				part(u)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
-// partMin is the shortest piece of an address that [secretsOf] lists:
-// shorter ones ("/", "n=1") are words a cause's text holds for itself.
-const partMin = 6
+// secretLike reports whether a piece of an address is worth cutting from
+// a log detail: at least 12 bytes, or at least 6 with something other
+// than ASCII letters in it ("capability-77", "/files/x"). Shorter pieces
+// and plain words ("unexpected", "refused") are what a cause's own text
+// says, which cutting them would lose.
+func secretLike(p string) bool {
+	if len(p) >= 12 {
+		return true
+	}
+	if len(p) < 6 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i] | 0x20; c < 'a' || c > 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// cutFold replaces each occurrence of secret in s with "…", matching
+// ASCII letters in either case: a server may echo a value upper-cased, or
+// its percent escapes in lower case.
+func cutFold(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	low, want := lowerASCII(s), lowerASCII(secret)
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.Index(low[i:], want)
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[last : i+j])
+		b.WriteString("…")
+		i += j + len(want)
+		last = i
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// lowerASCII lower-cases the ASCII letters of s byte by byte and leaves
+// every other byte as it is, invalid UTF-8 included, so byte offsets in
+// the result are those of s.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
 
 var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>]*`)
