@@ -108,9 +108,14 @@ func TestWireLimitKeepsLegitimateGzip(t *testing.T) {
 		first, rest []byte // sent with a pause between them
 		bytes       int64
 		max         int64
+		ceiling     int64 // zero for the default
 	}{
-		{"largest-header", big.Bytes(), gzipped(t, make([]byte, 100)), 105, 1000},
-		{"flushed", flushed.Bytes()[:flushed.Len()/2], flushed.Bytes()[flushed.Len()/2:], int64(len(plain)), 1 << 20},
+		{"largest-header", big.Bytes(), gzipped(t, make([]byte, 100)), 105, 1000, 0},
+		{"flushed", flushed.Bytes()[:flushed.Len()/2], flushed.Bytes()[flushed.Len()/2:], int64(len(plain)), 1 << 20, 0},
+		// Near the host ceiling, the host's own bound on encoded bytes is
+		// what applies.
+		{"largest-header-small-ceiling", big.Bytes(), nil, 5, 0, 1000},
+		{"flushed-near-ceiling", flushed.Bytes()[:flushed.Len()/2], flushed.Bytes()[flushed.Len()/2:], int64(len(plain)), 0, 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +124,7 @@ func TestWireLimitKeepsLegitimateGzip(t *testing.T) {
 				w.(http.Flusher).Flush()
 				time.Sleep(50 * time.Millisecond)
 				w.Write(tc.rest)
-			})
+			}, withConfig(func(c *Config) { c.Ceiling = tc.ceiling }))
 			rec := e.ref(serverName, hblk("$ORIGIN/payload", ""))
 			res, err := e.fetch(t.Context(), rec, Request{MaxBytes: tc.max})
 			if err != nil || res.Bytes != tc.bytes {

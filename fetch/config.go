@@ -290,10 +290,10 @@ func resolve(cfg Config) (settings, error) {
 		chunk:        orDefault(cfg.ChunkSize, DefaultChunkSize),
 	}
 	s.maxBytes = min(s.maxBytes, s.ceiling)
-	// Encoded bytes may exceed decoded ones only by a coding's overhead; a
-	// stream that sends far more (endless empty gzip members) is stopped.
-	// A Ceiling near math.MaxInt64 means no limit (wireFor saturates).
-	s.wireCeiling = wireFor(s.ceiling)
+	// Encoded bytes beyond what any limit lets a download decode are
+	// refused too (see flight.readCap); a Ceiling near math.MaxInt64
+	// means no limit (wireAllowance saturates).
+	s.wireCeiling = wireAllowance(s.ceiling)
 	return s, nil
 }
 

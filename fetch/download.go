@@ -164,11 +164,13 @@ func (fl *flight) anyHost() bool {
 //
 // wire bounds the encoded bytes the body may have sent: twice the decoded
 // bytes the download may reach for the waiter with the largest max bytes
-// (within the ceiling and the budget), plus 1 MiB, which a well-formed
-// gzip body never passes (its largest header is under 67 KB, and flushing
-// every 32 bytes adds about a quarter), so that encoded bytes which decode
-// to nothing (endless empty gzip members) stop near the call's max bytes
-// or the budget, not near the host ceiling.
+// (within the ceiling and the budget), plus 1 MiB, so that encoded bytes
+// which decode to nothing (endless empty gzip members) stop near the
+// call's max bytes or the budget, not near the host ceiling. Gzip as
+// servers write it stays far below: its largest header is under 67 KB,
+// and a flush every 32 bytes adds about a quarter. A body that more than
+// doubles its content (a flush every few bytes, members of a few bytes
+// each) is refused once past the 1 MiB.
 func (fl *flight) readCap(chunk int) (n int, wire int64) {
 	f := fl.f
 	fl.mu.Lock()
@@ -190,22 +192,13 @@ func (fl *flight) readCap(chunk int) (n int, wire int64) {
 	return chunk, wire
 }
 
-// wireAllowance is 2n + 1 MiB, saturating at math.MaxInt64.
+// wireAllowance is how many encoded bytes a body may send for n decoded
+// bytes: 2n + 1 MiB, saturating at math.MaxInt64.
 func wireAllowance(n int64) int64 {
 	if n > (math.MaxInt64-1<<20)/2 {
 		return math.MaxInt64
 	}
 	return 2*n + 1<<20
-}
-
-// wireFor is the most encoded bytes a body may send for n decoded bytes
-// under the host ceiling. It saturates at math.MaxInt64.
-func wireFor(n int64) int64 {
-	extra := n/64 + 64<<10
-	if n > math.MaxInt64-extra {
-		return math.MaxInt64
-	}
-	return n + extra
 }
 
 // account counts n decoded bytes and applies the three ceilings in order:
