@@ -128,9 +128,10 @@ func secretsOf(t target) []string {
 
 // secretLike reports whether a piece of an address is worth cutting from
 // a log detail: at least 12 bytes, or at least 6 with something other
-// than ASCII letters in it ("capability-77", "/files/x"). Shorter pieces
-// and plain words ("unexpected", "refused") are what a cause's own text
-// says, which cutting them would lose.
+// than ASCII letters in it ("capability-77", "/files/x") or with an
+// upper-case letter after a lower-case one ("hgTqWkPzRx"), as random
+// tokens have. Shorter pieces and plain words ("unexpected", "Refused")
+// are what a cause's own text says, which cutting them would lose.
 func secretLike(p string) bool {
 	if len(p) >= 12 {
 		return true
@@ -138,8 +139,16 @@ func secretLike(p string) bool {
 	if len(p) < 6 {
 		return false
 	}
+	lower := false
 	for i := 0; i < len(p); i++ {
-		if c := p[i] | 0x20; c < 'a' || c > 'z' {
+		switch c := p[i]; {
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case 'A' <= c && c <= 'Z':
+			if lower {
+				return true
+			}
+		default:
 			return true
 		}
 	}
