@@ -222,10 +222,10 @@ func NewDirStore(dir string) (*DirStore, error) {
 func (d *DirStore) Dir() string { return d.dir }
 
 // Close releases the directory. Copies already begun (a fetch under way)
-// can still be committed or aborted, and the directory is released once
-// the last of them is; no copy begins and no Remove runs after Close,
-// both of which fail with an error matching [os.ErrClosed]. Calling Close
-// again does nothing.
+// can still be committed or aborted, and removed, and the directory is
+// released once the last of them is finished. Begin after Close, and
+// Remove once the directory is released, fail with an error matching
+// [os.ErrClosed]. Calling Close again does nothing.
 func (d *DirStore) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -287,12 +287,6 @@ func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
 func (d *DirStore) Remove(_ context.Context, path string) error {
 	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
 		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
-	}
-	d.mu.Lock()
-	closed := d.closed
-	d.mu.Unlock()
-	if closed {
-		return fmt.Errorf("fetch: the DirStore is closed: %w", os.ErrClosed)
 	}
 	err := d.root.Remove(filepath.Base(path))
 	if errors.Is(err, fs.ErrNotExist) {
