@@ -318,12 +318,6 @@ func failReadOverCeiling(server string, n, ceiling int64) *Failure {
 		ceiling, n)
 }
 
-func failWireOverCeiling(server string, n, limit int64) *Failure {
-	return sized(CodeHostCeiling, server,
-		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data, more than this host reads for any one reference, so the transfer was cut off and its bytes discarded",
-		limit, n)
-}
-
 func failWireOverDecoded(server string, n, decoded int64) *Failure {
 	f := fail(CodeBadEncoding, server,
 		"the "+serverText(server)+" server sent "+bytesText(n)+" of encoded data that decoded to only "+bytesText(decoded)+", more than twice what this download may receive, so the transfer was cut off and its bytes discarded")

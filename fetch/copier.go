@@ -307,10 +307,12 @@ func (c *copier) abort() {
 func (c *copier) readFailure() *Failure {
 	name := c.fl.t.server
 	switch {
-	case errors.Is(c.wire.err, errWireCeiling) && c.wire.limit < c.f.set.wireCeiling:
-		return failWireOverDecoded(name, c.wire.n, c.n)
 	case errors.Is(c.wire.err, errWireCeiling):
-		return failWireOverCeiling(name, c.wire.n, c.wire.limit)
+		// Decoded bytes never pass the ceiling, so even the host's own
+		// bound on encoded bytes is passed only by a body that more than
+		// doubles what it decodes to: an encoding fault, whatever bound
+		// it met.
+		return failWireOverDecoded(name, c.wire.n, c.n)
 	case c.fl.ctx.Err() != nil:
 		return errAbandoned
 	case c.wire.err != nil:
