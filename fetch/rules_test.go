@@ -813,11 +813,68 @@ func TestDirStoreCloseWithPending(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("directory holds %d entries, want none: %v", len(entries), entries)
 	}
-	if err := ds.Remove(ctx, path); !errors.Is(err, os.ErrClosed) {
-		t.Errorf("Remove once the directory is released = %v, want os.ErrClosed", err)
+	if err := ds.Remove(ctx, path); err != nil {
+		t.Errorf("Remove of a copy already gone, once the directory is released = %v", err)
 	}
 	if err := ds.Close(); err != nil {
 		t.Errorf("a second Close = %v", err)
+	}
+}
+
+// TestDirStoreWithdrawAfterClose: a fetch under way when the host closed
+// its DirStore commits the only pending copy, which releases the
+// directory; its record then refuses the copy, and the fetcher withdraws
+// it through Remove. The file must not stay behind (F20, F22). Remove
+// opens the directory again for that, but never a directory put in the
+// store's place since.
+func TestDirStoreWithdrawAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	ds, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	p, err := ds.Begin(ctx, "ref_a.bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path, err := p.Commit(ctx)
+	if err != nil {
+		t.Fatalf("Commit after Close = %v", err)
+	}
+	if err := ds.Remove(ctx, path); err != nil {
+		t.Errorf("withdrawing the copy after the directory was released = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("directory holds %v, want nothing", entries)
+	}
+
+	// A directory put at the store's path after Close is not the store's.
+	dir2 := t.TempDir()
+	ds2, err := NewDirStore(dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds2.Close()
+	moved := dir2 + ".old"
+	if err := os.Rename(dir2, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir2, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(dir2, "ref_b.bin")
+	if err := os.WriteFile(planted, []byte("not the store's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds2.Remove(ctx, planted); err == nil {
+		t.Error("Remove after Close deleted a file in a directory that replaced the store's")
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the planted file is gone: %v", err)
 	}
 }
 

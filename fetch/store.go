@@ -195,10 +195,12 @@ func (p *memoryPending) Abort(context.Context) error {
 type DirStore struct {
 	dir  string
 	root *os.Root
+	self os.FileInfo // the directory as opened, to know it again after Close
 
-	mu      sync.Mutex
-	pending int  // copies begun and not yet committed or aborted
-	closed  bool // Close was called; the root closes with the last copy
+	mu       sync.Mutex
+	pending  int  // copies begun and not yet finished, and removals under way
+	closed   bool // Close was called; the root closes with the last copy
+	released bool // the root is closed
 }
 
 // NewDirStore opens dir, which must exist, as a store. An empty dir is an
@@ -215,17 +217,25 @@ func NewDirStore(dir string) (*DirStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DirStore{dir: abs, root: root}, nil
+	self, err := root.Stat(".")
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return &DirStore{dir: abs, root: root, self: self}, nil
 }
 
 // Dir returns the store's directory as an absolute path.
 func (d *DirStore) Dir() string { return d.dir }
 
 // Close releases the directory. Copies already begun (a fetch under way)
-// can still be committed or aborted, and removed, and the directory is
-// released once the last of them is finished. Begin after Close, and
-// Remove once the directory is released, fail with an error matching
-// [os.ErrClosed]. Calling Close again does nothing.
+// can still be committed or aborted, and the directory is released once
+// the last of them is finished. Begin after Close fails with an error
+// matching [os.ErrClosed]. Remove still works after Close, so that a copy
+// a fetch commits meanwhile and then withdraws does not stay behind: once
+// the directory is released it opens it again for the one removal, and
+// refuses if another directory has taken its place. Calling Close again
+// does nothing.
 func (d *DirStore) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -236,6 +246,7 @@ func (d *DirStore) Close() error {
 	if d.pending > 0 {
 		return nil
 	}
+	d.released = true
 	return d.root.Close()
 }
 
@@ -257,8 +268,32 @@ func (d *DirStore) release() {
 	defer d.mu.Unlock()
 	d.pending--
 	if d.closed && d.pending == 0 {
+		d.released = true
 		_ = d.root.Close()
 	}
+}
+
+// removalRoot returns the root a removal goes through, and what to call
+// when it is done: the store's own while it is open (held open until
+// then), or, once Close released it, the directory opened again, if it
+// is still the directory the store opened.
+func (d *DirStore) removalRoot() (*os.Root, func(), error) {
+	d.mu.Lock()
+	if !d.released {
+		d.pending++
+		d.mu.Unlock()
+		return d.root, d.release, nil
+	}
+	d.mu.Unlock()
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err := root.Stat("."); err != nil || !os.SameFile(fi, d.self) {
+		root.Close()
+		return nil, nil, fmt.Errorf("fetch: the DirStore's directory was replaced after Close: %w", os.ErrClosed)
+	}
+	return root, func() { root.Close() }, nil
 }
 
 // Begin creates a temporary file for a copy to be named name.
@@ -288,7 +323,12 @@ func (d *DirStore) Remove(_ context.Context, path string) error {
 	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
 		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
 	}
-	err := d.root.Remove(filepath.Base(path))
+	root, done, err := d.removalRoot()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = root.Remove(filepath.Base(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
