@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/mcplrefs/refcore/internal/ascii"
 )
 
 // cause is why a request or a response body failed: words fit for the
@@ -157,12 +159,13 @@ func secretLike(p string) bool {
 
 // cutFold replaces each occurrence of secret in s with "…", matching
 // ASCII letters in either case: a server may echo a value upper-cased, or
-// its percent escapes in lower case.
+// its percent escapes in lower case. ascii.Lower keeps every byte's
+// offset, so a match in the lower-cased text is cut from s itself.
 func cutFold(s, secret string) string {
 	if secret == "" {
 		return s
 	}
-	low, want := lowerASCII(s), lowerASCII(secret)
+	low, want := ascii.Lower(s), ascii.Lower(secret)
 	var b strings.Builder
 	last := 0
 	for i := 0; ; {
@@ -180,19 +183,6 @@ func cutFold(s, secret string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
-}
-
-// lowerASCII lower-cases the ASCII letters of s byte by byte and leaves
-// every other byte as it is, invalid UTF-8 included, so byte offsets in
-// the result are those of s.
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>]*`)

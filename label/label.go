@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
+
+	"github.com/mcplrefs/refcore/internal/ascii"
 )
 
 // Display bounds, in runes, for the labels a stub shows. They are defaults:
@@ -487,7 +489,7 @@ func MediaType(s string) string { return MediaTypeMax(s, TypeMax) }
 func MediaTypeMax(s string, max int) string {
 	// Lower-casing ASCII changes no rune count, so bounding first is the
 	// same and never copies more than max runes.
-	return lowerASCII(Bound(Clean(s), max))
+	return ascii.Lower(Bound(Clean(s), max))
 }
 
 // essenceMax is the longest essence [MediaTypeEssence] accepts: RFC 6838
@@ -519,7 +521,7 @@ func MediaTypeEssence(s string) string {
 	}
 	// t may be a small part of a long s, such as a response's
 	// Content-Type header, which a result kept for long would hold.
-	return lowerASCII(compact(t, len(s)))
+	return ascii.Lower(compact(t, len(s)))
 }
 
 // isTokenChar reports whether c is a tchar of RFC 9110 section 5.6.2.
@@ -529,23 +531,4 @@ func isTokenChar(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-// lowerASCII returns s with ASCII letters A–Z lower-cased and every other
-// byte unchanged. It allocates only if s holds an upper-case ASCII letter.
-func lowerASCII(s string) string {
-	i := 0
-	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-		i++
-	}
-	if i == len(s) {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if 'A' <= b[i] && b[i] <= 'Z' {
-			b[i] += 'a' - 'A'
-		}
-	}
-	return string(b)
 }
