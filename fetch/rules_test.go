@@ -775,25 +775,9 @@ func TestBudgetWindow(t *testing.T) {
 // withdraws one its record no longer wants); only after the last copy is
 // the directory released, and no new copy begins after Close.
 func TestDirStoreCloseWithPending(t *testing.T) {
-	dir := t.TempDir()
-	ds, err := NewDirStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds, dir, copies := pendingCopies(t, "ref_a.bin", "ref_b.bin")
+	aborted, committed := copies[0], copies[1]
 	ctx := t.Context()
-	aborted, err := ds.Begin(ctx, "ref_a.bin", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := ds.Begin(ctx, "ref_b.bin", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []Pending{aborted, committed} {
-		if _, err := p.Write([]byte("payload")); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := ds.Close(); err != nil {
 		t.Fatalf("Close with copies pending = %v", err)
 	}
@@ -828,16 +812,9 @@ func TestDirStoreCloseWithPending(t *testing.T) {
 // opens the directory again for that, but never a directory put in the
 // store's place since.
 func TestDirStoreWithdrawAfterClose(t *testing.T) {
-	dir := t.TempDir()
-	ds, err := NewDirStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds, dir, copies := pendingCopies(t, "ref_a.bin")
+	p := copies[0]
 	ctx := t.Context()
-	p, err := ds.Begin(ctx, "ref_a.bin", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := ds.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -876,6 +853,29 @@ func TestDirStoreWithdrawAfterClose(t *testing.T) {
 	if _, err := os.Stat(planted); err != nil {
 		t.Errorf("the planted file is gone: %v", err)
 	}
+}
+
+// pendingCopies opens a DirStore in a directory of its own and begins a
+// copy, with a few bytes written, under each name.
+func pendingCopies(t *testing.T, names ...string) (*DirStore, string, []Pending) {
+	t.Helper()
+	dir := t.TempDir()
+	ds, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copies []Pending
+	for _, name := range names {
+		p, err := ds.Begin(t.Context(), name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Write([]byte("payload")); err != nil {
+			t.Fatal(err)
+		}
+		copies = append(copies, p)
+	}
+	return ds, dir, copies
 }
 
 // TestDirStore pins F22: writes go through a temporary name, a failed
