@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/mcplrefs/refcore/label"
 	"github.com/mcplrefs/refcore/refs"
@@ -98,10 +100,12 @@ func parseToolArgs(args json.RawMessage) (id string, maxBytes int64, problem str
 	if err != nil {
 		// Float64 gives an infinity, with an error, for a number past
 		// its range; a whole number past int64 asks for more than the
-		// host ceiling, which Fetch then applies.
+		// host ceiling, which Fetch then applies. Whether the number is
+		// whole is read from its digits, since a float64 rounds 1e-400
+		// to zero and 10.000000000000000001 to ten.
 		f, ferr := n.Float64()
 		switch {
-		case ferr != nil && !math.IsInf(f, 0), !math.IsInf(f, 0) && f != math.Trunc(f):
+		case !wholeNumber(string(n)), ferr != nil && !math.IsInf(f, 0):
 			return "", 0, "\"maxBytes\" is not a whole number of bytes"
 		case f < 0:
 			return "", 0, "\"maxBytes\" is negative"
@@ -115,6 +119,29 @@ func parseToolArgs(args json.RawMessage) (id string, maxBytes int64, problem str
 		return "", 0, "\"maxBytes\" is negative"
 	}
 	return id, maxBytes, ""
+}
+
+// wholeNumber reports whether the JSON number s has an integer value. It
+// reads the digits exactly: the value is its significant digits times a
+// power of ten, and it is whole when that power, once the digits' own
+// trailing zeros are counted in, is not negative.
+func wholeNumber(s string) bool {
+	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(s, "-")), "e")
+	whole, frac, _ := strings.Cut(mant, ".")
+	lead := strings.TrimLeft(whole+frac, "0")
+	digits := strings.TrimRight(lead, "0")
+	if digits == "" {
+		return true // zero, however written
+	}
+	power := len(lead) - len(digits) - len(frac)
+	if exp != "" {
+		e, err := strconv.ParseInt(exp, 10, 32)
+		if err != nil { // past ±2^31, far beyond the digits either way
+			return !strings.HasPrefix(exp, "-")
+		}
+		power += int(e)
+	}
+	return power >= 0
 }
 
 // objectFields reads one JSON object into its members, refusing anything

@@ -61,6 +61,19 @@ func TestToolHandle(t *testing.T) {
 		{name: "id-not-a-string", args: `{"id":7}`, want: malformed, prefix: true, isError: true},
 		{name: "negative-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":-1}`, want: malformed, prefix: true, isError: true, contains: "negative"},
 		{name: "fractional-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1.5}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		// Fractions too small or too fine for a float64 are still
+		// fractions: 1e-400 must not read as zero (the default), nor
+		// 10.000000000000000001 as 10.
+		{name: "underflowing-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e-400}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "fine-fraction-max-bytes", args: `{"id":` + id(big.ID) + `,"maxBytes":10.000000000000000001}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "negative-fraction-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":-1e-400}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
+		{name: "whole-with-point", args: `{"id":` + id(big.ID) + `,"maxBytes":1000.000e-2}`,
+			want: "couldn't fetch " + big.ID + ": the ", prefix: true, isError: true, contains: "more than the 10 bytes this call allows"},
+		{name: "zero-with-exponent", args: `{"id":` + id(good.ID) + `,"maxBytes":0.0e-999}`,
+			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
+		{name: "huge-exponent-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e99999999999999999999}`,
+			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
+		{name: "tiny-exponent-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e-99999999999999999999}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
 		// A whole number past what int64 holds asks for more than the host
 		// ceiling, which is what the call gets.
 		{name: "huge-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e30}`,
@@ -177,6 +190,22 @@ func TestClausesWithholdURIInServerName(t *testing.T) {
 		answer, _ := f.Tool().Handle(ctx, json.RawMessage(`{"id":"`+ct.IDs()[0]+`"}`))
 		if !strings.Contains(answer, "[uri withheld]") || strings.Contains(answer, "SERVER-KEY") {
 			t.Errorf("S2: the fetch tool's answer for server %q:\n%s", name, answer)
+		}
+	}
+}
+
+// TestWholeNumber reads whole numbers from the digits of JSON numbers,
+// where a float64 would round (F5).
+func TestWholeNumber(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "-0": true, "0.0e-999": true, "10": true, "1.0": true, "10e-1": true,
+		"1E2": true, "1e+2": true, "5e-0": true, "123.4500e2": true, "0.001e3": true,
+		"1.5": false, "1e-1": false, "123.4500e1": false, "1e-400": false, "-1e-400": false,
+		"10.000000000000000001": false, "0.00100e2": false,
+		"1e99999999999999999999": true, "1e-99999999999999999999": false,
+	} {
+		if got := wholeNumber(s); got != want {
+			t.Errorf("wholeNumber(%s) = %v; want %v", s, got, want)
 		}
 	}
 }
