@@ -127,6 +127,16 @@ func (p *pinned) clientFor(addrs []netip.Addr) (*http.Client, bool) {
 	} else {
 		t.DialContext = checkAfterDial(t.DialContext, isAllowed)
 	}
+	// net/http still calls the deprecated DialTLS when DialTLSContext
+	// is unset, so a host's DialTLS is checked the same way. (The
+	// deprecated Dial needs nothing: DialContext, set above, comes first.)
+	//lint:ignore SA1019 a host transport may still set the deprecated field
+	if dialTLS := t.DialTLS; t.DialTLSContext == nil && dialTLS != nil {
+		t.DialTLSContext = func(_ context.Context, network, addr string) (net.Conn, error) {
+			return dialTLS(network, addr)
+		}
+		t.DialTLS = nil //lint:ignore SA1019 cleared, as its checked form replaces it
+	}
 	if t.DialTLSContext != nil {
 		t.DialTLSContext = checkAfterDial(t.DialTLSContext, isAllowed)
 	}

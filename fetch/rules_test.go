@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -662,6 +663,58 @@ func TestPinnedAddrs(t *testing.T) {
 			t.Errorf("requests = %d, want 0", n)
 		}
 	})
+}
+
+// TestPinnedAddrsDeprecatedDials pins F21 for a host transport that dials
+// through the deprecated Dial or DialTLS fields, which net/http still uses
+// when the context forms are unset. The host's dialer here reaches the
+// test server whatever address it is asked for, as a rebound name would;
+// the pin must refuse that connection all the same.
+func TestPinnedAddrsDeprecatedDials(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", secure), func(t *testing.T) {
+			var requests atomic.Int64
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				requests.Add(1)
+				w.Write(wavBody)
+			}))
+			if secure {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			tr := srv.Client().Transport.(*http.Transport).Clone()
+			at := srv.Listener.Addr().String()
+			if secure {
+				//lint:ignore SA1019 the deprecated field is what this test is about
+				tr.DialTLS = func(network, _ string) (net.Conn, error) {
+					return tls.Dial(network, at, tr.TLSClientConfig)
+				}
+			} else {
+				//lint:ignore SA1019 the deprecated field is what this test is about
+				tr.Dial = func(network, _ string) (net.Conn, error) { return net.Dial(network, at) }
+			}
+			reg, err := refs.New(refs.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers := ServersFunc(func(string) (Server, error) {
+				return Server{Origin: srv.URL, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.7")}}, nil
+			})
+			f, err := New(reg, servers, NewMemoryStore(), Config{Client: &http.Client{Transport: tr}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := convert.Classify([]byte(`{"type":"resource","uri":"` + srv.URL + `/take.wav"}`))
+			e := reg.Register(context.Background(), convert.Registration{Testimony: b.Testimony, Server: "s"})
+			_, err = f.Fetch(context.Background(), e.ID, Request{Timeout: 5 * time.Second})
+			failureOf(t, err, CodeNetwork)
+			if n := requests.Load(); n != 0 {
+				t.Errorf("the server answered %d requests over a connection to an address not resolved", n)
+			}
+		})
+	}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
