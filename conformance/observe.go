@@ -309,12 +309,21 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 		obs.After = &after
 	}
 	// One record per reference block, as the contract asks; two blocks
-	// naming one uri report the same record twice.
+	// naming one uri report the same record twice. Every reference block
+	// of a server's content is given an id, in block order; the id finds
+	// the record of a blank uri, which ByURI does not look up.
+	ids := push.IDs()
 	for _, b := range push.Blocks() {
-		if b.Kind != convert.KindReference {
+		if b.Kind != convert.KindReference || len(ids) == 0 {
 			continue
 		}
-		if rec, ok := reg.ByURI(b.Testimony.URI); ok {
+		id := ids[0]
+		ids = ids[1:]
+		rec, ok := reg.ByURI(b.Testimony.URI)
+		if !ok {
+			rec, ok = reg.Lookup(id)
+		}
+		if ok {
 			obs.Records = append(obs.Records, recordObs(rec))
 		}
 	}

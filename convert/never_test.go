@@ -1781,3 +1781,31 @@ func TestShownURINamesNoNever(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverWithBlankURI pins N1 and S3 for a reference whose uri is empty
+// or only white space or invisible characters: such a uri has no key for
+// a claim, but the block's own never still binds its record and its stub,
+// which offers no fetch. A reference after it with another blank uri names
+// the same record, so it is withheld too (failing closed).
+func TestNeverWithBlankURI(t *testing.T) {
+	for _, uri := range []string{"", "   ", "\u200b", "\t\u2060"} {
+		t.Run(strconv.Quote(uri), func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{})
+			never, _ := json.Marshal(map[string]string{"type": "resource", "uri": uri, "name": "blank.wav", "disposition": "never"})
+			other := `{"type":"resource","uri":" ","name":"other.wav"}`
+			ct := c.Ingest(t.Context(), raws(string(never), other), convert.Source{Server: "s", Tool: "t"})
+			for _, id := range ct.IDs() {
+				rec, ok := reg.Lookup(id)
+				if !ok || !rec.Never {
+					t.Errorf("record %s: found %v, never %v; want a never record", id, ok, rec.Never)
+				}
+			}
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, convert.DefaultFetchHint) {
+					t.Errorf("a view offers a fetch:\n%s", v)
+				}
+			}
+		})
+	}
+}

@@ -113,6 +113,9 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 		never := ct.claims.neverKey(keys[i])
 		switch {
 		case b.Kind == KindReference:
+			// A blank uri has no key for a claim, but the block's own
+			// never still binds its record.
+			never = never || b.Testimony.Never()
 			if never && src.Server == "" {
 				if e, ok := c.reg.EntryForURI(uri); ok && e.Never {
 					ct.items[i].id = e.ID
