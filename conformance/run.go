@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcplrefs/refcore/conformance/vectors"
 )
@@ -116,10 +118,10 @@ func Run(ctx context.Context, opts RunOptions, w io.Writer) (passed, failed int,
 			r := RunCase(ctx, c, token, host)
 			if r.Passed() {
 				passed++
-				fmt.Fprintf(w, "PASS %s\n", c.ID)
+				fmt.Fprintf(w, "PASS %s\n", oneLine(c.ID))
 			} else {
 				failed++
-				fmt.Fprintf(w, "FAIL %s: %s\n", c.ID, joinProblems(r.Problems))
+				fmt.Fprintf(w, "FAIL %s: %s\n", oneLine(c.ID), oneLine(joinProblems(r.Problems)))
 			}
 			report = append(report, map[string]any{"id": c.ID, "passed": r.Passed(), "problems": problemStrings(r.Problems)})
 		}
@@ -163,6 +165,17 @@ func problemStrings(ps []Problem) []string {
 		out[i] = p.String()
 	}
 	return out
+}
+
+// oneLine returns s as it can stand within one line of Run's output: as
+// it is, or quoted when it holds a character that is not graphic, such as
+// a line break or a line separator, which could otherwise start a line of
+// its own (a forged PASS).
+func oneLine(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 func joinProblems(ps []Problem) string { return strings.Join(problemStrings(ps), "; ") }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/mcplrefs/refcore/conformance"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 func main() {
@@ -107,10 +108,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdObserve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
-	var in conformance.Input
-	dec := json.NewDecoder(io.LimitReader(stdin, 256<<20))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
+	in, err := readObserveInput(io.LimitReader(stdin, 256<<20))
+	if err != nil {
 		fmt.Fprintln(stderr, "refconform observe: input:", err)
 		return 2
 	}
@@ -125,6 +124,45 @@ func cmdObserve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	}
 	_, _ = stdout.Write(append(obs, '\n'))
 	return 0
+}
+
+// observeInput is what observe reads of its input: the members of the
+// case the contract names, each with its type, and nothing else of the
+// case, so that keys a checker adds, or gives another shape, cannot make
+// the input unreadable.
+type observeInput struct {
+	Case struct {
+		Operation     string            `json:"operation"`
+		Blocks        []json.RawMessage `json:"blocks"`
+		MaxBytes      *int64            `json:"maxBytes"`
+		TimeoutMs     *int64            `json:"timeoutMs"`
+		Registrations int               `json:"registrations"`
+		TouchAfter    *int              `json:"touchAfter"`
+	} `json:"case"`
+	Origin string `json:"origin"`
+	Token  string `json:"token"`
+}
+
+// readObserveInput reads observe's input: one JSON object, with nothing
+// but white space after it.
+func readObserveInput(r io.Reader) (conformance.Input, error) {
+	var in observeInput
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&in); err != nil {
+		return conformance.Input{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return conformance.Input{}, errors.New("more than one JSON value")
+	}
+	c := in.Case
+	return conformance.Input{
+		Case: vectors.Case{
+			Operation: c.Operation, Blocks: c.Blocks, MaxBytes: c.MaxBytes, TimeoutMs: c.TimeoutMs,
+			Registrations: c.Registrations, TouchAfter: c.TouchAfter,
+		},
+		Origin: in.Origin,
+		Token:  in.Token,
+	}, nil
 }
 
 // readInput reads the FILE argument, or stdin for "-" or none.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcplrefs/refcore/conformance"
+	"github.com/mcplrefs/refcore/conformance/vectors"
 	"github.com/mcplrefs/refcore/internal/golden"
 )
 
@@ -233,5 +235,96 @@ func TestAdvise(t *testing.T) {
 		if !ok {
 			t.Errorf("Advise(%s):\n got  %q\n want %q", c.block, got, c.want)
 		}
+	}
+}
+
+// observeCase is a render case of one never reference, with the input's
+// other members; extra is spliced into the case object.
+func observeCase(extra string) string {
+	return `{"case": {"operation": "render"` + extra + `,
+		"blocks": [{"type": "resource", "uri": "http://127.0.0.1:1/p", "name": "a.wav", "disposition": "never"}]},
+		"origin": "http://127.0.0.1:1", "token": "fixture-secret"}`
+}
+
+// TestObserveIgnoresKeysOfAnyType: the keys observe does not read are
+// ignored whatever their type, since a checker may give its own
+// expectation keys any shape, including keys the bundled vectors use with
+// another type.
+func TestObserveIgnoresKeysOfAnyType(t *testing.T) {
+	for _, extra := range []string{
+		`, "rfc": "1"`, `, "id": 7`, `, "description": {"a": 1}`, `, "schemaValid": "yes"`,
+		`, "expect": {"hidden": "$ORIGIN"}`, `, "expect": []`, `, "response": "ok"`,
+		`, "registrations": 0, "legacySchemaValid": null, "knownEmbeddedCredential": 5`,
+	} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{"observe"}, strings.NewReader(observeCase(extra)), &stdout, &stderr); code != 0 {
+			t.Errorf("observe with %s: exit %d, stderr %q", extra, code, stderr.String())
+		}
+	}
+	// What observe reads keeps its type.
+	var stdout, stderr strings.Builder
+	if code := run([]string{"observe"}, strings.NewReader(observeCase(`, "maxBytes": "10"`)), &stdout, &stderr); code != 2 {
+		t.Errorf("observe with a string maxBytes: exit %d, want 2", code)
+	}
+}
+
+// TestObserveReadsOneObject: input that holds more than one JSON value is
+// bad input, not a case with a tail to ignore.
+func TestObserveReadsOneObject(t *testing.T) {
+	for _, tail := range []string{" trailing garbage", ` {"case": null}`, " 5"} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{"observe"}, strings.NewReader(observeCase("")+tail), &stdout, &stderr); code != 2 {
+			t.Errorf("observe with %q after the object: exit %d, want 2", tail, code)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"observe"}, strings.NewReader(observeCase("")+" \n\t"), &stdout, &stderr); code != 0 {
+		t.Errorf("observe with white space after the object: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestObserveBlankURIRecord: a reference block whose uri is blank still
+// has its record in the observation, carrying the block's never (N1).
+func TestObserveBlankURIRecord(t *testing.T) {
+	in := `{"case": {"operation": "render", "blocks": [{"type": "resource", "uri": "", "name": "e.wav", "disposition": "never"}]},
+		"origin": "http://127.0.0.1:1", "token": "fixture-secret"}`
+	var stdout, stderr strings.Builder
+	if code := run([]string{"observe"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("observe: exit %d, stderr %q", code, stderr.String())
+	}
+	var obs struct {
+		Records []struct {
+			NeverMarked bool `json:"neverMarked"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &obs); err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Records) != 1 || !obs.Records[0].NeverMarked {
+		t.Errorf("records = %+v; want one never-marked record", obs.Records)
+	}
+}
+
+// TestRunOneLinePerCase: a case id holding a line break cannot print a
+// line of its own, such as a forged PASS.
+func TestRunOneLinePerCase(t *testing.T) {
+	var f map[string]any
+	if err := json.Unmarshal(vectors.BundledJSON(), &f); err != nil {
+		t.Fatal(err)
+	}
+	cases := f["cases"].([]any)
+	c := cases[0].(map[string]any)
+	c["id"] = c["id"].(string) + "\nPASS forged-case\u2028"
+	f["cases"] = []any{c}
+	data, _ := json.Marshal(f)
+	path := filepath.Join(t.TempDir(), "v.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := run([]string{"run", "-vectors", path}, strings.NewReader(""), &stdout, &stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if code != 0 || len(lines) != 2 || strings.HasPrefix(lines[1], "PASS") || strings.ContainsRune(stdout.String(), '\u2028') {
+		t.Errorf("run: exit %d, stdout %q; want one PASS line and the summary", code, stdout.String())
 	}
 }
