@@ -169,3 +169,41 @@ func TestRemoversOfNone(t *testing.T) {
 		t.Errorf("Removers().Remove = %v, want ErrBadName", err)
 	}
 }
+
+// TestDirStoreRemoveOnlyItsCopies pins F22's bound on Remove: a path is
+// one of the store's copies only when it names a file directly inside the
+// store's directory. The directory itself, written with a trailing
+// separator, names no copy, though its base name looks like a copy's; a
+// copy spelled with a redundant separator or "." is still that copy.
+func TestDirStoreRemoveOnlyItsCopies(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "ref_store")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	// A copy whose name is the directory's own base name.
+	copyPath := filepath.Join(dir, "ref_store")
+	if err := os.WriteFile(copyPath, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sep := string(filepath.Separator)
+	for _, p := range []string{dir + sep, dir + sep + sep, dir + sep + "."} {
+		if err := d.Remove(t.Context(), p); !errors.Is(err, ErrBadName) {
+			t.Errorf("Remove(%q) = %v, want ErrBadName", p, err)
+		}
+	}
+	if _, err := os.Stat(copyPath); err != nil {
+		t.Fatalf("a Remove that named the store's directory deleted %s (%v)", copyPath, err)
+	}
+	if err := d.Remove(t.Context(), dir+sep+"."+sep+"ref_store"); err != nil {
+		t.Errorf("Remove of the copy by another spelling = %v", err)
+	}
+	if _, err := os.Stat(copyPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the copy is still there (%v)", err)
+	}
+}

@@ -320,15 +320,20 @@ func (d *DirStore) Begin(_ context.Context, name, _ string) (Pending, error) {
 // Remove deletes the copy at path, which must be a file directly inside
 // the store's directory. A file already gone is not an error.
 func (d *DirStore) Remove(_ context.Context, path string) error {
-	if filepath.Dir(path) != d.dir || !validName(filepath.Base(path)) {
-		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, filepath.Base(path))
+	// The path is read cleaned: filepath.Dir and Base of the store's own
+	// directory written with a trailing separator give that directory and
+	// its base name, which would name a file inside it.
+	clean := filepath.Clean(path)
+	name := filepath.Base(clean)
+	if filepath.Dir(clean) != d.dir || !validName(name) {
+		return fmt.Errorf("%w: %q is not a copy in this store", ErrBadName, name)
 	}
 	root, done, err := d.removalRoot()
 	if err != nil {
 		return err
 	}
 	defer done()
-	err = root.Remove(filepath.Base(path))
+	err = root.Remove(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
