@@ -78,7 +78,10 @@ func (t Testimony) Expiry(now time.Time) ExpiryReason {
 }
 
 // ParseExpiry parses an expiresAt value: an RFC 3339 date-time, or a
-// full date alone, which means midnight UTC at the start of that day.
+// full date alone, which means midnight UTC at the start of that day. A
+// date-time may write "t" and "z" in lower case, and a leap second (a
+// seconds field of 60) is read as the first second after it, as RFC 3339
+// allows both.
 func ParseExpiry(s string) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, true
@@ -86,5 +89,32 @@ func ParseExpiry(s string) (time.Time, bool) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, true
 	}
-	return time.Time{}, false
+	// time.Parse refuses the lower-case letters and the leap second, so
+	// they are written in forms it reads, in a copy.
+	if len(s) < len("2006-01-02T15:04:05Z") || len(s) > expiryMax {
+		return time.Time{}, false
+	}
+	b := []byte(s)
+	if b[10] == 't' {
+		b[10] = 'T'
+	}
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	leap := b[16] == ':' && b[17] == '6' && b[18] == '0'
+	if leap {
+		b[17], b[18] = '5', '9'
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, false
+	}
+	if leap {
+		t = t.Add(time.Second)
+	}
+	return t, true
 }
+
+// expiryMax is longer than any RFC 3339 date-time that time.Parse reads:
+// a date, a time with nine digits of fraction, and an offset.
+const expiryMax = len("2006-01-02T15:04:05.999999999-07:00")
