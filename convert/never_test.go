@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/label"
 	"github.com/mcplrefs/refcore/refs"
 )
 
@@ -1807,5 +1808,24 @@ func TestNeverWithBlankURI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScriptURICleaned pins L1 and S4 for a uri a ShowURI policy lets
+// through: the script's view shows it cleaned and bounded as the stub
+// does, never with the controls and invisible characters a server put in
+// it.
+func TestScriptURICleaned(t *testing.T) {
+	raw := "https://a.example/x\u202egnp.exe\n\u200b\a"
+	blk, _ := json.Marshal(map[string]string{"type": "resource", "uri": raw, "name": "x"})
+	c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+	ct := c.Ingest(t.Context(), raws(string(blk)), convert.Source{Server: "s", Tool: "t"})
+	want := label.Display(raw, convert.MaxURILen)
+	if !strings.Contains(ct.History(), ", at "+want+";") {
+		t.Fatalf("the stub does not show the cleaned uri %q:\n%s", want, ct.History())
+	}
+	items := ct.Script()
+	if len(items) != 1 || items[0].URI != want {
+		t.Errorf("the script shows the uri %+q; want %+q, as the stub does", items[0].URI, want)
 	}
 }

@@ -27,7 +27,8 @@ type ScriptItem struct {
 	SavedPath string
 	// Unfetchable says why the reference cannot be fetched, or "".
 	Unfetchable string
-	// URI is shown only where the policy's ShowURI allowed it.
+	// URI is shown only where the policy's ShowURI allowed it, cleaned and
+	// bounded as a label, as a stub shows it.
 	URI string
 }
 

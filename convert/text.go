@@ -148,9 +148,6 @@ func (c *Converter) stub(e Entry, ct *Content) string {
 		size = formatSize(t.SizeBytes)
 	}
 	uri, showURI := c.shownURI(e, ct)
-	if showURI {
-		uri = label.Display(uri, MaxURILen)
-	}
 	words := c.next(e, src).words(c.policy.FetchHint)
 
 	var b strings.Builder
@@ -188,7 +185,7 @@ func (c *Converter) stub(e Entry, ct *Content) string {
 // never disposition, otherwise only where the policy's ShowURI allows it,
 // and never when the uri, written out as text, names a uri the views
 // withhold (a never uri with a parameter added, say), as a text naming it
-// would be withheld.
+// would be withheld. A uri shown is cleaned and bounded as a label.
 func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	p := c.policy
 	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
@@ -197,7 +194,7 @@ func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	if ct.namesWithheld(e.Testimony.URI) {
 		return "", false
 	}
-	return e.Testimony.URI, true
+	return label.Display(e.Testimony.URI, MaxURILen), true
 }
 
 // nextStep is the one decision of what a reference offers next: its
