@@ -1829,3 +1829,29 @@ func TestScriptURICleaned(t *testing.T) {
 		t.Errorf("the script shows the uri %+q; want %+q, as the stub does", items[0].URI, want)
 	}
 }
+
+// TestShownURIReadCleaned pins S2 and S4 for a uri a ShowURI policy lets
+// through: the stub and the script show it cleaned, so it is judged
+// cleaned too. A never uri split by an invisible or bidi character, which
+// cleaning takes out, is withheld as the never uri itself is, before or
+// after the never in the content.
+func TestShownURIReadCleaned(t *testing.T) {
+	never := `{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`
+	for _, u := range []string{
+		"https://vault.example/take.wav?sig=NEVER-\u200bSIG",
+		"https://vault.\u202eexample/take.wav?sig=NEVER-SIG",
+		"https://vault.example/take.wav?sig=NEVER-SIG\u2060&x=1",
+		"\u200bhttps://vault.example/take.wav?sig=NEVER-SIG",
+	} {
+		blk, _ := json.Marshal(map[string]string{"type": "resource", "uri": u, "name": "split"})
+		for _, order := range [][]string{{never, string(blk)}, {string(blk), never}} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+			ct := c.Ingest(t.Context(), raws(order...), convert.Source{Server: "s", Tool: "t"})
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "NEVER-SIG") || !strings.Contains(v, "split") {
+					t.Errorf("%+q: a view shows the never uri, or lost the reference:\n%s", u, v)
+				}
+			}
+		}
+	}
+}

@@ -185,16 +185,20 @@ func (c *Converter) stub(e Entry, ct *Content) string {
 // never disposition, otherwise only where the policy's ShowURI allows it,
 // and never when the uri, written out as text, names a uri the views
 // withhold (a never uri with a parameter added, say), as a text naming it
-// would be withheld. A uri shown is cleaned and bounded as a label.
+// would be withheld. A uri shown is cleaned and bounded as a label, so it
+// is judged both as sent and cleaned: cleaning takes out the invisible
+// characters that could split a never uri in the text as sent.
 func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	p := c.policy
 	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
 		return "", false
 	}
-	if ct.namesWithheld(e.Testimony.URI) {
+	uri := e.Testimony.URI
+	shown := label.Clean(uri)
+	if ct.namesWithheld(uri) || (shown != uri && ct.namesWithheld(shown)) {
 		return "", false
 	}
-	return label.Display(e.Testimony.URI, MaxURILen), true
+	return label.Bound(shown, MaxURILen), true
 }
 
 // nextStep is the one decision of what a reference offers next: its
