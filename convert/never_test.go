@@ -1855,3 +1855,35 @@ func TestShownURIReadCleaned(t *testing.T) {
 		}
 	}
 }
+
+// TestProvenanceWithholdsNeverURIs pins S2 and S4 for the names of a
+// content's source: a tool, event or server name that writes out a uri
+// the content calls never is cut there in every lane's provenance, as a
+// name or media type of a block is, also for a uri with no "://", which
+// only the content's own uris reveal.
+func TestProvenanceWithholdsNeverURIs(t *testing.T) {
+	for _, u := range []string{"urn:secret:tok3n", "mailto:tok3n@x.example", "https://a.example/tok3n"} {
+		never := `{"type":"resource","uri":"` + u + `","disposition":"never"}`
+		other := `{"type":"resource","uri":"https://b.example/f","name":"` + u + `","mimeType":"` + u + `"}`
+		for _, lane := range []convert.Lane{convert.LaneToolResult, convert.LanePush, convert.LaneChannel} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(never, other), convert.Source{Server: "s " + u, Lane: lane, Tool: u, Event: "ev " + u})
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "tok3n") {
+					t.Errorf("%s, lane %v: a view shows the never uri:\n%s", u, lane, v)
+				}
+			}
+		}
+	}
+	// A long name is searched only as far as it can be shown: a never uri
+	// past that is never shown, and one that starts within it is cut.
+	u := "urn:secret:tok3n"
+	never := `{"type":"resource","uri":"` + u + `","disposition":"never"}`
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	for _, tool := range []string{strings.Repeat("a", 60) + u, strings.Repeat("a", 1<<20) + u} {
+		ct := c.Ingest(t.Context(), raws(never), convert.Source{Server: "s", Tool: tool})
+		if h := ct.History(); strings.Contains(h, "urn:se") || strings.Contains(h, "tok3n") {
+			t.Errorf("a long tool name shows part of the never uri:\n%s", h)
+		}
+	}
+}

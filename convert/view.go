@@ -174,7 +174,13 @@ func (ct *Content) IDs() []string {
 // inputs are server-supplied and unbounded, so it is cleaned once for the
 // content, on first use, and not once for every stub.
 func (ct *Content) provenance() string {
-	ct.provOnce.Do(func() { ct.prov = ct.c.policy.provenance(ct.src) })
+	ct.provOnce.Do(func() {
+		// The names are cut where they write out a uri the views
+		// withhold that has no "://" (which provenance itself finds).
+		src := ct.src
+		src.Server, src.Tool, src.Event = ct.cutName(src.Server), ct.cutName(src.Tool), ct.cutName(src.Event)
+		ct.prov = ct.c.policy.provenance(src)
+	})
 	return ct.prov
 }
 
@@ -360,7 +366,16 @@ func (ct *Content) cutLabel(s string) string {
 		return s
 	}
 	clean := label.Clean(s)
-	lower := uriform.LowerASCII(clean)
+	cut := ct.withheldAt(uriform.LowerASCII(clean))
+	if cut < 0 {
+		return s
+	}
+	return clean[:cut] + uriWithheldLabel
+}
+
+// withheldAt returns where, in the lower-cased label lower, the first
+// spelling of labelLits starts whose uri the views withhold, or -1.
+func (ct *Content) withheldAt(lower string) int {
 	cut := -1
 	for _, lit := range ct.labelLits {
 		if i := strings.Index(lower, lit.lower); i >= 0 && (cut < 0 || i < cut) &&
@@ -368,8 +383,34 @@ func (ct *Content) cutLabel(s string) string {
 			cut = i
 		}
 	}
-	if cut < 0 {
+	return cut
+}
+
+// cutName is cutLabel for a name of the content's source, cleaned, of
+// which the provenance shows at most DefaultProvenanceMax runes. A name
+// may be as long as a server cares to make it and the content may name
+// thousands of uris, so only the part that can be shown is searched,
+// with room for a spelling that starts in it.
+func (ct *Content) cutName(s string) string {
+	if s == "" || len(ct.labelLits) == 0 {
 		return s
+	}
+	clean := label.Clean(s)
+	shown, runes := len(clean), 0
+	for i := range clean {
+		if runes == DefaultProvenanceMax {
+			shown = i
+			break
+		}
+		runes++
+	}
+	longest := 0
+	for _, lit := range ct.labelLits {
+		longest = max(longest, len(lit.lower))
+	}
+	cut := ct.withheldAt(uriform.LowerASCII(clean[:min(len(clean), shown+longest)]))
+	if cut < 0 || cut >= shown {
+		return clean
 	}
 	return clean[:cut] + uriWithheldLabel
 }
