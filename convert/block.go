@@ -138,7 +138,8 @@ type Block struct {
 	// (unsanitized, unbounded by the schema for inline data).
 	MimeType string
 	// Contradiction is set on an image or audio block that carries data
-	// together with a disposition or a uri: its data must be withheld.
+	// together with a disposition (at the top level, or inside its
+	// annotations or _meta) or a uri: its data must be withheld.
 	Contradiction bool
 	// Link is set when the block was an MCP resource_link.
 	Link bool

@@ -123,7 +123,7 @@ func classifyMedia(b *Block, obj *object) {
 	if !obj.repeated(keyMimeType) {
 		b.MimeType, _ = obj.str(keyMimeType)
 	}
-	if obj.has(keyURI) || obj.has(keyDisposition) {
+	if obj.has(keyURI) || obj.has(keyDisposition) || nestedDisposition(obj) {
 		b.Contradiction = true
 		// The testimony is read only so that a never it carries still
 		// counts as a claim on its uri; the block itself makes no
@@ -134,6 +134,25 @@ func classifyMedia(b *Block, obj *object) {
 			b.Testimony.Present |= FieldURI
 		}
 	}
+}
+
+// nestedDisposition reports whether the block's annotations or _meta
+// carries a disposition: revision 1 of the RFC put it in annotations, and
+// neither place is one the schema reads. Beside inline data such a
+// disposition is the inline contradiction too, which fails closed; so is
+// either member written twice, whichever a decoder would keep.
+func nestedDisposition(obj *object) bool {
+	for _, k := range [...]key{keyAnnotations, keyMeta} {
+		if obj.repeated(k) {
+			return true
+		}
+		if v, ok := obj.get(k); ok {
+			if inner := readObject(v); inner.has(keyDisposition) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // classifyReference reads a reference block's testimony. A bad or

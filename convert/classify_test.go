@@ -56,6 +56,12 @@ func TestClassify(t *testing.T) {
 		{"unknown-prop", `{"type":"resource",` + uri + `,"extension":{"deep":[1,2,3]}}`, KindReference, nil, FieldURI, false, "P6 unknown properties ignored"},
 		{"contradiction-disposition", `{"type":"image","data":"AAAA","mimeType":"image/png","disposition":"never"}`, KindInline, nil, 0, true, "P5 data beside a disposition"},
 		{"contradiction-uri", `{"type":"audio","data":"AAAA",` + uri + `}`, KindInline, nil, FieldURI, true, "P5 data beside a uri"},
+		{"contradiction-annotations", `{"type":"audio","data":"AAAA","annotations":{"disposition":"never"}}`, KindInline, nil, 0, true, "P5 a disposition in annotations, revision 1's place for it"},
+		{"contradiction-meta", `{"type":"image","data":"AAAA","_meta":{"disposition":"ref"}}`, KindInline, nil, 0, true, "P5 a disposition in _meta"},
+		{"contradiction-escaped-key", `{"type":"image","data":"AAAA","\u0061nnotations":{"disp\u006fsition":"never"}}`, KindInline, nil, 0, true, "P5 the keys as a decoder reads them"},
+		{"contradiction-repeated-annotations", `{"type":"image","data":"AAAA","annotations":{"disposition":"never"},"annotations":{}}`, KindInline, nil, 0, true, "P5 any of two annotations (fails closed)"},
+		{"inline-annotations", `{"type":"image","data":"AAAA","annotations":{"audience":["user"],"priority":0.5},"_meta":{"x":1}}`, KindInline, nil, 0, false, "P6 MCP's own annotations are no contradiction"},
+		{"reference-annotations", `{"type":"resource",` + uri + `,"annotations":{"disposition":"never"}}`, KindReference, nil, FieldURI, false, "P6 on a reference only the top level testifies"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

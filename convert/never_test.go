@@ -1887,3 +1887,22 @@ func TestProvenanceWithholdsNeverURIs(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineNestedDispositionWithheld pins P5 end to end for a disposition
+// written where the schema does not read it (revision 1's annotations, or
+// _meta): the inline data it sits beside reaches no view.
+func TestInlineNestedDispositionWithheld(t *testing.T) {
+	const data = "U0VDUkVULVBheWxvYWQ="
+	for _, blk := range []string{
+		`{"type":"audio","data":"` + data + `","mimeType":"audio/wav","annotations":{"disposition":"never"}}`,
+		`{"type":"image","data":"` + data + `","mimeType":"image/png","_meta":{"disposition":"ref"}}`,
+	} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		ct := c.Ingest(t.Context(), raws(blk), convert.Source{Server: "s", Lane: convert.LanePush})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, data) || !strings.Contains(v, "withheld") {
+				t.Errorf("%s: a view shows the data, or no notice:\n%s", blk, v)
+			}
+		}
+	}
+}

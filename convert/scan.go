@@ -110,6 +110,8 @@ const (
 	keyDisposition
 	keyResource
 	keyBlob
+	keyAnnotations
+	keyMeta
 	keyCount
 )
 
@@ -166,6 +168,10 @@ func keyNamed(name []byte) key {
 		return keyResource
 	case "blob":
 		return keyBlob
+	case "annotations":
+		return keyAnnotations
+	case "_meta":
+		return keyMeta
 	}
 	return keyOther
 }
