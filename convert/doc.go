@@ -39,9 +39,11 @@
 //     or type a server supplied is always shown that way, together with
 //     the rest of that label. A server's mark counts for as long as the
 //     [Registrar] remembers it (see [MarkReader]), also for content shown
-//     before the mark was made. Every
-//     string a server sent is cleaned and bounded by package label first;
-//     a stub has a bounded size whatever its fields' lengths, and a whole
+//     before the mark was made. Every label a server supplied (a name, a
+//     media type, a type, the names of its source) is cleaned and bounded
+//     by package label first; the text of a text block is shown as sent,
+//     but for the uris withheld in it and the view's bound. A stub has a
+//     bounded size whatever its fields' lengths, and a whole
 //     view stays within [Policy.ViewMax]: it shows the blocks in order while
 //     they fit and ends with a notice that counts exactly the blocks it left
 //     out. A host may not set a bound below [MinViewMax] or [MinStubMax],

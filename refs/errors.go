@@ -31,9 +31,10 @@ type UnknownError struct {
 	ID string
 }
 
-// Error reads "unknown reference: <id>", the id quoted and cut to at most
-// 64 bytes of whole characters, so text a caller passed cannot reshape the
-// message. It is safe to show to a model: it holds nothing but the id the
+// Error reads "unknown reference: <id>": the id's first 64 bytes (whole
+// characters only), quoted as a Go string, so text a caller passed cannot
+// reshape the message; the quoted form may be longer, as escapes take
+// several bytes. It is safe to show to a model: it holds nothing but the id the
 // model gave.
 func (e *UnknownError) Error() string {
 	id := e.ID
