@@ -155,6 +155,24 @@ func nestedDisposition(obj *object) bool {
 	return false
 }
 
+// nestedNever reports whether the block's annotations or _meta says
+// never, or either is written twice. On an embedded resource that counts
+// as the block's own never, which fails closed: its content is inline
+// data in all but name.
+func nestedNever(obj *object) bool {
+	for _, k := range [...]key{keyAnnotations, keyMeta} {
+		if obj.repeated(k) {
+			return true
+		}
+		if v, ok := obj.get(k); ok {
+			if inner := readObject(v); inner.never {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // classifyReference reads a reference block's testimony. A bad or
 // repeated uri rejects the block whole; a bad or repeated optional field
 // is rejected as a field. A resource_link maps onto testimony field for
@@ -210,7 +228,7 @@ func classifyEmbedded(b *Block, outer *object) {
 	for _, src := range []*object{outer, &inner} {
 		has := src.has(keyDisposition)
 		switch {
-		case src.never:
+		case src.never, nestedNever(src):
 			b.Testimony.Disposition = DispositionNever
 			b.Testimony.Present |= FieldDisposition
 		case has && !src.repeated(keyDisposition) && b.Testimony.Disposition != DispositionNever:

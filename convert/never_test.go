@@ -1906,3 +1906,25 @@ func TestInlineNestedDispositionWithheld(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedNestedNever pins N6 and P5 for an embedded resource whose
+// never is written in annotations or _meta, of the block or of its
+// resource: its content reaches no view.
+func TestEmbeddedNestedNever(t *testing.T) {
+	const blob = "U0VDUkVULVBheWxvYWQ="
+	res := `"uri":"https://files.example/x.png","mimeType":"image/png","blob":"` + blob + `"`
+	for _, blk := range []string{
+		`{"type":"resource","annotations":{"disposition":"never"},"resource":{` + res + `}}`,
+		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + res + `}}`,
+		`{"type":"resource","resource":{` + res + `,"_meta":{"disposition":"never"}}}`,
+		`{"type":"resource","resource":{` + res + `,"annotations":{"disposition":"never"}}}`,
+	} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		ct := c.Ingest(t.Context(), raws(blk), convert.Source{Server: "s", Lane: convert.LanePush})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, blob) {
+				t.Errorf("%s: a view shows the blob:\n%s", blk, v)
+			}
+		}
+	}
+}
