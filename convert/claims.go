@@ -36,9 +36,36 @@ type reading struct {
 	// block rejected whole, a text) call never and that no reference of
 	// the content names, once each.
 	marks []string
-	// labelLits are the spellings searched for in texts that a label may
-	// write out without a "://" before them (see Content.shownBlock).
-	labelLits []literal
+	// lits are the spellings searched for in texts, and labelLits those
+	// of them that a label may write out without a "://" before them
+	// (see Content.shownBlock).
+	lits, labelLits []literal
+	// labelDrop is the fallback for the never uris with no "://" that
+	// did not fit in the search (see labelDrop).
+	labelDrop labelDrop
+}
+
+// labelDrop is, for labels, the fallback that texts have behind
+// literals.dropScheme: when a never uri with a scheme of its own was left
+// out of the search, a label is cut from the first place it writes one of
+// schemes (each in lower case with its colon), or whole when anywhere is
+// set.
+type labelDrop struct {
+	on       bool
+	anywhere bool
+	schemes  []string
+}
+
+// at returns where the lower-cased label lower must be cut for the
+// fallback, or -1.
+func (d labelDrop) at(lower string) int {
+	switch {
+	case !d.on || lower == "":
+		return -1
+	case d.anywhere:
+		return 0
+	}
+	return schemePlace(lower, d.schemes)
 }
 
 // readClaims gathers the claims of blocks, judging each reference's expiry
@@ -150,6 +177,10 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 		if ownScheme(lit.uri) {
 			r.labelLits = append(r.labelLits, lit)
 		}
+	}
+	r.lits = lits.list
+	if lits.dropScheme {
+		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes}
 	}
 	if lits.active() {
 		for i, b := range blocks {

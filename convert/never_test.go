@@ -1907,6 +1907,81 @@ func TestInlineNestedDispositionWithheld(t *testing.T) {
 	}
 }
 
+// TestLabelsPastTheSearch pins S2 and S4 for the labels and provenance
+// of a content that names more never uris without "://" than the search
+// for their spellings takes: past it, a label is cut from the first place
+// it writes out the scheme of such a uri, as a text is, rather than shown.
+func TestLabelsPastTheSearch(t *testing.T) {
+	const last = "urn:vault:take:NEVER-SIG"
+	for _, tt := range []struct {
+		name   string
+		before func(k int) string
+		n      int
+	}{
+		{"plain", func(k int) string { return fmt.Sprintf("urn:x:%d", k) }, 200},
+		{"many-spellings", func(k int) string { return fmt.Sprintf("urn:x:%d/<a>&b='\u00e9'", k) }, 12},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var blocks []string
+			for k := range tt.n {
+				b, _ := json.Marshal(map[string]string{"type": "resource", "uri": tt.before(k), "disposition": "never"})
+				blocks = append(blocks, string(b))
+			}
+			blocks = append(blocks,
+				`{"type":"resource","uri":"`+last+`","disposition":"never"}`,
+				`{"type":"resource","uri":"https://files.example/a","name":"copy of `+last+`","mimeType":"x/`+last+`"}`)
+			c := mustConverter(t, newRegistry(t), convert.Policy{})
+			ct := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s", Tool: "tool " + last})
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, "NEVER-SIG") {
+					t.Fatalf("after %d never uris, a label or the provenance shows the last one:\n%.600s", tt.n, v)
+				}
+			}
+		})
+	}
+}
+
+// TestProvenanceAfterLaterMark pins N2 and S2 for provenance: a name that
+// writes out a uri a server marks never after the content came is cut
+// from then on, also when a view of the content was rendered before.
+func TestProvenanceAfterLaterMark(t *testing.T) {
+	const urn = "urn:vault.example:take:NEVER-SIG"
+	c := mustConverter(t, newRegistry(t), convert.Policy{})
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+urn+`","name":"n"}`),
+		convert.Source{Server: "s", Tool: "tool " + urn})
+	if h := ct.History(); !strings.Contains(h, "NEVER-SIG") {
+		t.Fatalf("before any never the provenance is cut:\n%s", h)
+	}
+	c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+urn+`","disposition":"never"}`), convert.Source{Server: "s"})
+	for _, v := range views(t, ct) {
+		if strings.Contains(v, "NEVER-SIG") {
+			t.Errorf("after the mark, a view still shows the urn:\n%s", v)
+		}
+	}
+}
+
+// TestShownURIHoldsNeverSpellings pins S2 for a uri a ShowURI policy lets
+// through that holds a never uri the reading of a text does not take
+// whole: one with no "://", or with a space in it.
+func TestShownURIHoldsNeverSpellings(t *testing.T) {
+	for _, tt := range []struct{ never, shown string }{
+		{"urn:vault.example:take:NEVER-SIG", "https://files.example/get?src=urn:vault.example:take:NEVER-SIG"},
+		{"urn:vault.example:take:NEVER-SIG", "urn:vault.example:take:NEVER-SIG/extra"},
+		{"mailto:ops@vault.example?subject=NEVER-SIG", "mailto:ops@vault.example?subject=NEVER-SIG&cc=x"},
+		{"https://vault.example/take wav?sig=NEVER-SIG", "https://vault.example/take wav?sig=NEVER-SIG&x=1"},
+	} {
+		never, _ := json.Marshal(map[string]string{"type": "resource", "uri": tt.never, "disposition": "never"})
+		shown, _ := json.Marshal(map[string]string{"type": "resource", "uri": tt.shown, "name": "other"})
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(string(never), string(shown)), convert.Source{Server: "s", Tool: "t"})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") {
+				t.Errorf("%s: a view shows the never uri:\n%s", tt.shown, v)
+			}
+		}
+	}
+}
+
 // TestEmbeddedNestedNever pins N6 and P5 for an embedded resource whose
 // never is written in annotations or _meta, of the block or of its
 // resource: its content reaches no view.
@@ -1924,6 +1999,28 @@ func TestEmbeddedNestedNever(t *testing.T) {
 		for _, v := range views(t, ct) {
 			if strings.Contains(v, blob) {
 				t.Errorf("%s: a view shows the blob:\n%s", blk, v)
+			}
+		}
+	}
+}
+
+// TestLabelsWithholdEncodedURIs pins S2 for a name, media type or source
+// name that writes a uri out percent-encoded: a model decodes it as well
+// as the plain form, so it is withheld as the plain form is.
+func TestLabelsWithholdEncodedURIs(t *testing.T) {
+	for _, enc := range []string{
+		"next=https%3A%2F%2Fvault.example%2Ftake.wav%3Fsig%3DNEVER-SIG",
+		"next=https%3a//vault.example/take.wav?sig=NEVER-SIG",
+		"next=https:%2F%2Fvault.example/take.wav?sig=NEVER-SIG",
+		"next=https%253A%252F%252Fvault.example%252Ftake.wav%253Fsig%253DNEVER-SIG",
+	} {
+		blk, _ := json.Marshal(map[string]string{"type": "resource", "uri": "https://files.example/a", "name": enc, "mimeType": "x/" + enc})
+		c := mustConverter(t, newRegistry(t), convert.Policy{})
+		ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+neverURI+`","disposition":"never"}`, string(blk)),
+			convert.Source{Server: "s", Tool: enc})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, "NEVER-SIG") {
+				t.Errorf("%s: a view shows the never uri:\n%s", enc, v)
 			}
 		}
 	}

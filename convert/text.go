@@ -52,16 +52,27 @@ type Source struct {
 	Event string
 }
 
-// provenance is the stub's one line of provenance. It cleans only the
-// names its lane shows, each once; a Content calls it once for all its
-// stubs, since a name may be as long as a server cares to make it.
-func (p Policy) provenance(src Source) string {
-	b := func(s string) string { return label.Bound(withoutURIs(label.Clean(s), ""), DefaultProvenanceMax) }
-	server := b(src.Server)
+// provName is a name of a content's source, already cleaned by
+// label.Clean, as its provenance shows it: with any uri it writes out
+// withheld, and bounded.
+func provName(clean string) string {
+	return label.Bound(withoutURIs(clean, ""), DefaultProvenanceMax)
+}
+
+// lanesName reports whether the provenance of lane shows the tool's name,
+// and whether it shows the event's.
+func lanesName(lane Lane) (tool, event bool) {
+	return lane == LaneToolResult, lane == LanePush || lane == LaneChannel
+}
+
+// provenanceLine is the stubs' one line of provenance for content from
+// src, given its names as provName shows them (a name its lane does not
+// show is ignored).
+func provenanceLine(src Source, server, tool, event string) string {
 	var s string
 	switch src.Lane {
 	case LaneToolResult:
-		switch tool := b(src.Tool); {
+		switch {
 		case tool != "":
 			s = "from tool " + tool
 			if server != "" {
@@ -74,12 +85,12 @@ func (p Policy) provenance(src Source) string {
 		}
 	case LanePush:
 		s = "attachment on a push event"
-		if event := b(src.Event); event != "" {
+		if event != "" {
 			s = "attachment on push event " + event
 		}
 	case LaneChannel:
 		s = "attachment on a channel message"
-		if event := b(src.Event); event != "" {
+		if event != "" {
 			s = "attachment on a message in " + event
 		}
 	case LaneInjection:
@@ -187,7 +198,10 @@ func (c *Converter) stub(e Entry, ct *Content) string {
 // withhold (a never uri with a parameter added, say), as a text naming it
 // would be withheld. A uri shown is cleaned and bounded as a label, so it
 // is judged both as sent and cleaned: cleaning takes out the invisible
-// characters that could split a never uri in the text as sent.
+// characters that could split a never uri in the text as sent. It is also
+// searched for the spellings a text is searched for: the never uris that
+// the reading of a text does not take whole (a never urn in its query, or
+// one holding a space, say).
 func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	p := c.policy
 	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
@@ -195,7 +209,8 @@ func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	}
 	uri := e.Testimony.URI
 	shown := label.Clean(uri)
-	if ct.namesWithheld(uri) || (shown != uri && ct.namesWithheld(shown)) {
+	if ct.namesWithheld(uri) || (shown != uri && ct.namesWithheld(shown)) ||
+		ct.withheldAmong(uriform.LowerASCII(shown), ct.lits) >= 0 {
 		return "", false
 	}
 	return label.Bound(shown, MaxURILen), true
@@ -334,10 +349,30 @@ func withoutURIs(s, own string) string {
 		s = withoutOwn(s, own)
 	}
 	i, _ := nextSep(s, 0) // "://", also with its slashes escaped
+	if j := firstEncodedSep(s); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
 	if i < 0 {
 		return s
 	}
 	return s[:schemeStart(s, i, 0)] + uriWithheldLabel
+}
+
+// firstEncodedSep returns where the label s first writes "://"
+// percent-encoded, in whole or in part, once or more (as the reading of
+// a text finds it: see encodedSep), or -1. A model reads a uri written so
+// as well as a plain one.
+func firstEncodedSep(s string) int {
+	for i := 0; ; i++ {
+		k := strings.IndexByte(s[i:], '%')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if start, n, _ := encodedSep(s, i); n > 0 {
+			return start
+		}
+	}
 }
 
 // secretMin is the shortest query of a block's own uri that

@@ -60,11 +60,32 @@ type Content struct {
 	// mark store answered marked at ingestion (see askStore).
 	stored map[string]bool
 	// labelLits are the spellings of the content's uris that a label may
-	// write out with no "://" before them (see shownBlock).
+	// write out with no "://" before them (see shownBlock), and labelDrop
+	// the fallback for those left out.
 	labelLits []literal
-	// prov is the stubs' provenance line, made once on first use.
+	labelDrop labelDrop
+	// lits are all the spellings the texts are searched for, which a uri
+	// a ShowURI policy lets through is searched for too (see shownURI).
+	lits []literal
+	// prov is what the stubs' provenance is made from, once, on first use.
 	provOnce sync.Once
-	prov     string
+	prov     provenance
+}
+
+// provenance is a content's provenance as prepared once for its stubs.
+type provenance struct {
+	// line is the provenance with no name cut.
+	line string
+	// names are the server's, the tool's and the event's names: as the
+	// line shows them uncut (shown), and as much of each cleaned as a
+	// stub can show and a spelling may start within (window, up to
+	// showable bytes). A name the lane does not show is left empty.
+	shown, window [3]string
+	showable      [3]int
+	// live is set when some name writes out, where a stub could show it,
+	// a spelling the views may withhold (now or after a later mark): the
+	// line is then made again at each use, from the names cut there.
+	live bool
 }
 
 // item is what one block became at ingestion.
@@ -105,7 +126,7 @@ func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Sourc
 func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now(), c.keyMarkedHere)
-	ct.claims, ct.spans, ct.labelLits = r.claims, r.spans, r.labelLits
+	ct.claims, ct.spans, ct.labelLits, ct.labelDrop, ct.lits = r.claims, r.spans, r.labelLits, r.labelDrop, r.lits
 	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
@@ -171,17 +192,88 @@ func (ct *Content) IDs() []string {
 }
 
 // provenance is the stubs' line of provenance for this content. Its
-// inputs are server-supplied and unbounded, so it is cleaned once for the
-// content, on first use, and not once for every stub.
+// inputs are server-supplied and unbounded, so each name is cleaned once
+// for the content, on first use, and not once for every stub. A name is
+// cut where it writes out a uri the views withhold that has no "://"
+// (which provName itself finds); since a server may mark such a uri after
+// the content came, that is judged at each use, though only for a content
+// whose names write out one of its uris at all.
 func (ct *Content) provenance() string {
-	ct.provOnce.Do(func() {
-		// The names are cut where they write out a uri the views
-		// withhold that has no "://" (which provenance itself finds).
-		src := ct.src
-		src.Server, src.Tool, src.Event = ct.cutName(src.Server), ct.cutName(src.Tool), ct.cutName(src.Event)
-		ct.prov = ct.c.policy.provenance(src)
-	})
-	return ct.prov
+	ct.provOnce.Do(ct.prepareProvenance)
+	p := &ct.prov
+	if !p.live {
+		return p.line
+	}
+	names, cut := p.shown, false
+	for k, w := range p.window {
+		if w == "" {
+			continue
+		}
+		if at := ct.withheldAt(uriform.LowerASCII(w)); at >= 0 && at < p.showable[k] {
+			names[k], cut = provName(w[:at]+uriWithheldLabel), true
+		}
+	}
+	if !cut {
+		return p.line
+	}
+	return provenanceLine(ct.src, names[0], names[1], names[2])
+}
+
+// prepareProvenance fills ct.prov.
+func (ct *Content) prepareProvenance() {
+	src, p := ct.src, &ct.prov
+	tool, event := lanesName(src.Lane)
+	names := [3]string{src.Server}
+	if tool {
+		names[1] = src.Tool
+	}
+	if event {
+		names[2] = src.Event
+	}
+	searched := len(ct.labelLits) > 0 || ct.labelDrop.on
+	longest := 0
+	for _, lit := range ct.labelLits {
+		longest = max(longest, len(lit.lower))
+	}
+	for _, sc := range ct.labelDrop.schemes {
+		longest = max(longest, len(sc))
+	}
+	for k, name := range names {
+		if name == "" {
+			continue
+		}
+		clean := label.Clean(name)
+		p.shown[k] = provName(clean)
+		if !searched {
+			continue
+		}
+		showable, runes := len(clean), 0
+		for i := range clean {
+			if runes == DefaultProvenanceMax {
+				showable = i
+				break
+			}
+			runes++
+		}
+		w := clean[:min(len(clean), showable+longest)]
+		if ct.mayWithhold(uriform.LowerASCII(w), showable) {
+			p.window[k], p.showable[k], p.live = strings.Clone(w), showable, true
+		}
+	}
+	p.line = provenanceLine(src, p.shown[0], p.shown[1], p.shown[2])
+}
+
+// mayWithhold reports whether the lower-cased label lower writes out,
+// starting before byte end, a spelling of labelLits or a scheme of the
+// fallback, whether or not the views withhold its uri now.
+func (ct *Content) mayWithhold(lower string, end int) bool {
+	for _, lit := range ct.labelLits {
+		if i := strings.Index(lower, lit.lower); i >= 0 && i < end {
+			return true
+		}
+	}
+	at := ct.labelDrop.at(lower)
+	return at >= 0 && at < end
 }
 
 // line renders block i as one text piece, for the text views, and says
@@ -350,7 +442,7 @@ func (ct *Content) pushBlock(i, limit int) (ModelBlock, int) {
 // withoutURIs shows a uri it takes out (which cuts the rest).
 func (ct *Content) shownBlock(i int) Block {
 	b := ct.blocks[i]
-	if len(ct.labelLits) > 0 {
+	if len(ct.labelLits) > 0 || ct.labelDrop.on {
 		b.Testimony.Name = ct.cutLabel(b.Testimony.Name)
 		b.Testimony.MimeType = ct.cutLabel(b.Testimony.MimeType)
 		b.MimeType = ct.cutLabel(b.MimeType)
@@ -374,45 +466,23 @@ func (ct *Content) cutLabel(s string) string {
 }
 
 // withheldAt returns where, in the lower-cased label lower, the first
-// spelling of labelLits starts whose uri the views withhold, or -1.
+// spelling of labelLits starts whose uri the views withhold, or the first
+// place the fallback for the never uris left out of the search cuts; -1
+// for neither.
 func (ct *Content) withheldAt(lower string) int {
-	cut := -1
-	for _, lit := range ct.labelLits {
+	return ct.withheldAmong(lower, ct.labelLits)
+}
+
+// withheldAmong is withheldAt searching for lits.
+func (ct *Content) withheldAmong(lower string, lits []literal) int {
+	cut := ct.labelDrop.at(lower)
+	for _, lit := range lits {
 		if i := strings.Index(lower, lit.lower); i >= 0 && (cut < 0 || i < cut) &&
 			ct.withholds(uriSpan{uri: lit.uri, key: lit.key, altKeys: lit.altKeys, always: lit.always}) {
 			cut = i
 		}
 	}
 	return cut
-}
-
-// cutName is cutLabel for a name of the content's source, cleaned, of
-// which the provenance shows at most DefaultProvenanceMax runes. A name
-// may be as long as a server cares to make it and the content may name
-// thousands of uris, so only the part that can be shown is searched,
-// with room for a spelling that starts in it.
-func (ct *Content) cutName(s string) string {
-	if s == "" || len(ct.labelLits) == 0 {
-		return s
-	}
-	clean := label.Clean(s)
-	shown, runes := len(clean), 0
-	for i := range clean {
-		if runes == DefaultProvenanceMax {
-			shown = i
-			break
-		}
-		runes++
-	}
-	longest := 0
-	for _, lit := range ct.labelLits {
-		longest = max(longest, len(lit.lower))
-	}
-	cut := ct.withheldAt(uriform.LowerASCII(clean[:min(len(clean), shown+longest)]))
-	if cut < 0 || cut >= shown {
-		return clean
-	}
-	return clean[:cut] + uriWithheldLabel
 }
 
 // inlined asks the policy's Inline hook about block i, where a verified
