@@ -98,22 +98,15 @@ func parseToolArgs(args json.RawMessage) (id string, maxBytes int64, problem str
 	}
 	maxBytes, err := n.Int64()
 	if err != nil {
-		// Float64 gives an infinity, with an error, for a number past
-		// its range; a whole number past int64 asks for more than the
-		// host ceiling, which Fetch then applies. Whether the number is
-		// whole is read from its digits, since a float64 rounds 1e-400
-		// to zero and 10.000000000000000001 to ten.
-		f, ferr := n.Float64()
-		switch {
-		case !wholeNumber(string(n)), ferr != nil && !math.IsInf(f, 0):
+		// Past int64, or written with a point or an exponent: read from
+		// the digits, since a float64 rounds 1e-400 to zero and
+		// 10.000000000000000001 to ten. A whole number past int64 asks
+		// for more than the host ceiling, which Fetch then applies.
+		v, whole := wholeNumber(string(n))
+		if !whole {
 			return "", 0, "\"maxBytes\" is not a whole number of bytes"
-		case f < 0:
-			return "", 0, "\"maxBytes\" is negative"
-		case f >= 1<<63:
-			maxBytes = math.MaxInt64
-		default:
-			maxBytes = int64(f)
 		}
+		maxBytes = v
 	}
 	if maxBytes < 0 {
 		return "", 0, "\"maxBytes\" is negative"
@@ -121,27 +114,49 @@ func parseToolArgs(args json.RawMessage) (id string, maxBytes int64, problem str
 	return id, maxBytes, ""
 }
 
-// wholeNumber reports whether the JSON number s has an integer value. It
-// reads the digits exactly: the value is its significant digits times a
-// power of ten, and it is whole when that power, once the digits' own
-// trailing zeros are counted in, is not negative.
-func wholeNumber(s string) bool {
+// wholeNumber reads the JSON number s exactly: whether it has an integer
+// value and, if so, that value, held at the int64 bounds. The value is
+// the number's significant digits times a power of ten; it is whole when
+// that power, once the digits' own trailing zeros are counted in, is not
+// negative.
+func wholeNumber(s string) (v int64, whole bool) {
+	neg := strings.HasPrefix(s, "-")
+	held := int64(math.MaxInt64)
+	if neg {
+		held = math.MinInt64
+	}
 	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(s, "-")), "e")
-	whole, frac, _ := strings.Cut(mant, ".")
-	lead := strings.TrimLeft(whole+frac, "0")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	lead := strings.TrimLeft(intPart+frac, "0")
 	digits := strings.TrimRight(lead, "0")
 	if digits == "" {
-		return true // zero, however written
+		return 0, true // zero, however written
 	}
 	power := len(lead) - len(digits) - len(frac)
 	if exp != "" {
 		e, err := strconv.ParseInt(exp, 10, 32)
 		if err != nil { // past ±2^31, far beyond the digits either way
-			return !strings.HasPrefix(exp, "-")
+			if strings.HasPrefix(exp, "-") {
+				return 0, false
+			}
+			return held, true
 		}
 		power += int(e)
 	}
-	return power >= 0
+	switch {
+	case power < 0:
+		return 0, false
+	case len(digits)+power > 19: // at least 10^19, past int64
+		return held, true
+	}
+	u, _ := strconv.ParseUint(digits+strings.Repeat("0", power), 10, 64)
+	if u > math.MaxInt64 {
+		return held, true
+	}
+	if neg {
+		return -int64(u), true
+	}
+	return int64(u), true
 }
 
 // objectFields reads one JSON object into its members, refusing anything

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -73,6 +74,9 @@ func TestToolHandle(t *testing.T) {
 			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
 		{name: "huge-exponent-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e99999999999999999999}`,
 			want: "fetched " + good.ID + ": saved at " + good.ID + ".wav (19 bytes verified, audio/wav, digest matched)"},
+		// An exponent past what strconv.ParseFloat reads: this is 10.
+		{name: "long-exponent-max-bytes", args: `{"id":` + id(big.ID) + `,"maxBytes":0.` + strings.Repeat("0", 100000) + `1e100002}`,
+			want: "couldn't fetch " + big.ID + ": the ", prefix: true, isError: true, contains: "more than the 10 bytes this call allows"},
 		{name: "tiny-exponent-max-bytes", args: `{"id":` + id(good.ID) + `,"maxBytes":1e-99999999999999999999}`, want: malformed, prefix: true, isError: true, contains: "whole number"},
 		// A whole number past what int64 holds asks for more than the host
 		// ceiling, which is what the call gets.
@@ -194,18 +198,31 @@ func TestClausesWithholdURIInServerName(t *testing.T) {
 	}
 }
 
-// TestWholeNumber reads whole numbers from the digits of JSON numbers,
-// where a float64 would round (F5).
+// TestWholeNumber reads whole numbers, and their values, from the digits
+// of JSON numbers, where a float64 would round or give up (F5).
 func TestWholeNumber(t *testing.T) {
-	for s, want := range map[string]bool{
-		"0": true, "-0": true, "0.0e-999": true, "10": true, "1.0": true, "10e-1": true,
-		"1E2": true, "1e+2": true, "5e-0": true, "123.4500e2": true, "0.001e3": true,
-		"1.5": false, "1e-1": false, "123.4500e1": false, "1e-400": false, "-1e-400": false,
-		"10.000000000000000001": false, "0.00100e2": false,
-		"1e99999999999999999999": true, "1e-99999999999999999999": false,
+	zeros := strings.Repeat("0", 100000)
+	for _, tt := range []struct {
+		in    string
+		v     int64
+		whole bool
+	}{
+		{"0", 0, true}, {"-0", 0, true}, {"0.0e-999", 0, true}, {"10", 10, true}, {"1.0", 1, true},
+		{"10e-1", 1, true}, {"1E2", 100, true}, {"1e+2", 100, true}, {"5e-0", 5, true},
+		{"123.4500e2", 12345, true}, {"0.001e3", 1, true}, {"-7", -7, true},
+		{"9223372036854775807", math.MaxInt64, true}, {"9223372036854775808", math.MaxInt64, true},
+		{"1e30", math.MaxInt64, true}, {"-1e30", math.MinInt64, true},
+		{"1e99999999999999999999", math.MaxInt64, true},
+		// Exponents past what strconv.ParseFloat reads.
+		{"0." + zeros + "1e100001", 1, true},
+		{"0." + zeros + "1024e100004", 1024, true},
+		{"1" + zeros + "e-100000", 1, true},
+		{"1.5", 0, false}, {"1e-1", 0, false}, {"123.4500e1", 0, false}, {"1e-400", 0, false},
+		{"-1e-400", 0, false}, {"10.000000000000000001", 0, false}, {"0.00100e2", 0, false},
+		{"1e-99999999999999999999", 0, false},
 	} {
-		if got := wholeNumber(s); got != want {
-			t.Errorf("wholeNumber(%s) = %v; want %v", s, got, want)
+		if v, whole := wholeNumber(tt.in); v != tt.v || whole != tt.whole {
+			t.Errorf("wholeNumber(%.40s) = %d, %v; want %d, %v", tt.in, v, whole, tt.v, tt.whole)
 		}
 	}
 }
