@@ -91,7 +91,7 @@ func ParseExpiry(s string) (time.Time, bool) {
 	}
 	// time.Parse refuses the lower-case letters and the leap second, so
 	// they are written in forms it reads, in a copy.
-	if len(s) < len("2006-01-02T15:04:05Z") || len(s) > expiryMax {
+	if len(s) < len("2006-01-02T15:04:05Z") || len(s) > MaxExpiresAtLen {
 		return time.Time{}, false
 	}
 	b := []byte(s)
@@ -114,7 +114,3 @@ func ParseExpiry(s string) (time.Time, bool) {
 	}
 	return t, true
 }
-
-// expiryMax is longer than any RFC 3339 date-time that time.Parse reads:
-// a date, a time with nine digits of fraction, and an offset.
-const expiryMax = len("2006-01-02T15:04:05.999999999-07:00")
