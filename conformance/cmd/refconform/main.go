@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/mcplrefs/refcore/conformance"
-	"github.com/mcplrefs/refcore/conformance/vectors"
 )
 
 func main() {
@@ -126,43 +125,57 @@ func cmdObserve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	return 0
 }
 
-// observeInput is what observe reads of its input: the members of the
-// case the contract names, each with its type, and nothing else of the
-// case, so that keys a checker adds, or gives another shape, cannot make
-// the input unreadable.
-type observeInput struct {
-	Case struct {
-		Operation     string            `json:"operation"`
-		Blocks        []json.RawMessage `json:"blocks"`
-		MaxBytes      *int64            `json:"maxBytes"`
-		TimeoutMs     *int64            `json:"timeoutMs"`
-		Registrations int               `json:"registrations"`
-		TouchAfter    *int              `json:"touchAfter"`
-	} `json:"case"`
-	Origin string `json:"origin"`
-	Token  string `json:"token"`
-}
-
 // readObserveInput reads observe's input: one JSON object, with nothing
-// but white space after it.
+// but white space after it. Of the case it reads only the members the
+// contract names, each with its type, matching their names exactly (not
+// with encoding/json's folding of letter case), so that keys a checker
+// adds, whatever their shape or spelling, cannot change what is observed
+// or make the input unreadable.
 func readObserveInput(r io.Reader) (conformance.Input, error) {
-	var in observeInput
+	var top map[string]json.RawMessage
 	dec := json.NewDecoder(r)
-	if err := dec.Decode(&in); err != nil {
+	if err := dec.Decode(&top); err != nil {
 		return conformance.Input{}, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return conformance.Input{}, errors.New("more than one JSON value")
 	}
-	c := in.Case
-	return conformance.Input{
-		Case: vectors.Case{
-			Operation: c.Operation, Blocks: c.Blocks, MaxBytes: c.MaxBytes, TimeoutMs: c.TimeoutMs,
-			Registrations: c.Registrations, TouchAfter: c.TouchAfter,
-		},
-		Origin: in.Origin,
-		Token:  in.Token,
-	}, nil
+	if top == nil {
+		return conformance.Input{}, errors.New("not a JSON object")
+	}
+	var in conformance.Input
+	var c map[string]json.RawMessage
+	for _, m := range []struct {
+		from map[string]json.RawMessage
+		key  string
+		to   any
+	}{{top, "origin", &in.Origin}, {top, "token", &in.Token}, {top, "case", &c}} {
+		if err := member(m.from, m.key, m.to); err != nil {
+			return conformance.Input{}, err
+		}
+	}
+	k := &in.Case
+	for key, to := range map[string]any{
+		"operation": &k.Operation, "blocks": &k.Blocks, "maxBytes": &k.MaxBytes,
+		"timeoutMs": &k.TimeoutMs, "registrations": &k.Registrations, "touchAfter": &k.TouchAfter,
+	} {
+		if err := member(c, key, to); err != nil {
+			return conformance.Input{}, fmt.Errorf("case: %w", err)
+		}
+	}
+	return in, nil
+}
+
+// member decodes the member key of m, if present, into to.
+func member(m map[string]json.RawMessage, key string, to any) error {
+	raw, ok := m[key]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, to); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
 }
 
 // readInput reads the FILE argument, or stdin for "-" or none.

@@ -255,10 +255,14 @@ func TestObserveIgnoresKeysOfAnyType(t *testing.T) {
 		`, "rfc": "1"`, `, "id": 7`, `, "description": {"a": 1}`, `, "schemaValid": "yes"`,
 		`, "expect": {"hidden": "$ORIGIN"}`, `, "expect": []`, `, "response": "ok"`,
 		`, "registrations": 0, "legacySchemaValid": null, "knownEmbeddedCredential": 5`,
+		// Keys are matched exactly, not with encoding/json's case folding.
+		`, "MaxBytes": "10"`, `, "OPERATION": {}`, `, "Blocks": "n/a"`, `, "Operation": "registry"`,
 	} {
 		var stdout, stderr strings.Builder
 		if code := run([]string{"observe"}, strings.NewReader(observeCase(extra)), &stdout, &stderr); code != 0 {
 			t.Errorf("observe with %s: exit %d, stderr %q", extra, code, stderr.String())
+		} else if !strings.Contains(stdout.String(), `"parsed"`) {
+			t.Errorf("observe with %s did not observe the render case: %.200s", extra, stdout.String())
 		}
 	}
 	// What observe reads keeps its type.
