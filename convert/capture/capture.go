@@ -58,6 +58,11 @@ var (
 	// ErrTooLarge means the call's result was larger than
 	// [Options.MaxBytes], so its content was not kept.
 	ErrTooLarge = errors.New("capture: the result was larger than the capture's bound")
+	// ErrAmbiguous means the server answered the call more than once,
+	// with different results, or in an event-stream event of a type
+	// other than "message", which some SDKs read and others skip: which
+	// answer the SDK took is not known, so none is given.
+	ErrAmbiguous = errors.New("capture: the server answered the call in more than one way")
 )
 
 // Result is one tool result as the server sent it.
@@ -127,11 +132,13 @@ type Capture struct {
 	notesDropped int64
 }
 
-// held is one kept result.
+// held is one kept result, or the mark of one too large to keep or
+// answered in more than one way.
 type held struct {
-	res      Result
-	size     int64
-	tooLarge bool
+	res       Result
+	size      int64
+	tooLarge  bool
+	ambiguous bool
 }
 
 // New returns a Capture with the bounds opts sets.
@@ -206,6 +213,8 @@ func (c *Capture) take(key string) (Result, error) {
 	switch {
 	case !ok:
 		return Result{}, ErrNotCaptured
+	case h.ambiguous:
+		return h.res, ErrAmbiguous
 	case h.tooLarge:
 		return h.res, ErrTooLarge
 	}

@@ -32,7 +32,12 @@
 //   - Each result goes to the call it answers: by the call's context
 //     ([WithCall]), carried to the HTTP request or, over stdio, in the
 //     request's _meta ([Meta]); a result whose request carried neither is
-//     kept by its JSON-RPC id ([Capture.TakeID]).
+//     kept by its JSON-RPC id ([Capture.TakeID]). A call gets the first
+//     answer, as the SDKs take it. Where the SDKs read a stream
+//     differently (an answer in an event of a type other than "message",
+//     which go-sdk skips and mcp-go reads), or a call held by its id is
+//     answered twice, differently, the capture cannot know which answer
+//     the SDK took and gives none: [ErrAmbiguous].
 //   - Memory is bounded: a message larger than [Options.MaxBytes] is not
 //     kept (a too-large result leaves a mark, [ErrTooLarge]); untaken
 //     results are bounded in number and bytes, and notifications in

@@ -177,16 +177,69 @@ func (c *Capture) incomingTooLarge(id, method string, l link) {
 	c.keep(info.token, held{res: Result{ID: id, Method: info.method}, tooLarge: true})
 }
 
+// incomingOther handles one JSON text a server sent, on l, in an event
+// of a type other than "message": a response in it marks its call
+// ambiguous, since one SDK takes such an event and another skips it.
+func (c *Capture) incomingOther(s *jsonScan, l link) {
+	if s.over {
+		c.otherAnswer(canonID(s.id), unquote(s.method), l)
+		return
+	}
+	each(s.buf, func(data []byte) {
+		var m inMessage
+		if decode(data, &m) {
+			c.otherAnswer(canonID(m.ID), m.Method, l)
+		}
+	})
+}
+
+// otherAnswer marks ambiguous the call that a message with id id and
+// method method answers, if it answers one.
+func (c *Capture) otherAnswer(id, method string, l link) {
+	if method != "" || id == "" {
+		return // a notification or a request, which answers no call
+	}
+	info, _ := l.route(id)
+	if !answersTool(info.method) {
+		return
+	}
+	c.keep(info.token, held{res: Result{ID: id, Method: info.method}, ambiguous: true})
+}
+
 // keep holds a result under its call's token, or under its id when the
-// request carried none.
+// request carried none. A result for a later request of the same call
+// replaces the one held. A second answer to the same request that
+// differs from the one held (an SDK takes the first) leaves only a mark
+// that the call is ambiguous; the same answer again, as a resumed stream
+// may replay it, changes nothing.
 func (c *Capture) keep(token string, h held) {
 	key := "i" + h.res.ID
 	if token != "" {
 		key = "t" + token
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.results.peek(key); ok && old.res.ID == h.res.ID {
+		if sameAnswer(old, h) {
+			return
+		}
+		h = held{res: Result{ID: h.res.ID, Method: h.res.Method}, ambiguous: true}
+	}
 	c.results.put(key, h)
-	c.mu.Unlock()
+}
+
+// sameAnswer reports whether a and b hold the same result, byte for byte.
+func sameAnswer(a, b held) bool {
+	if a.tooLarge || a.ambiguous || b.tooLarge || b.ambiguous ||
+		a.res.IsError != b.res.IsError || len(a.res.Content) != len(b.res.Content) {
+		return false
+	}
+	for i := range a.res.Content {
+		if !bytes.Equal(a.res.Content[i], b.res.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // notify queues a notification, letting the oldest go when the queue is

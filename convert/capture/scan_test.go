@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,7 +61,7 @@ func runJSON(max int) func([][]byte) []emitted {
 func runSSE(max int) func([][]byte) []emitted {
 	return func(parts [][]byte) []emitted {
 		var got []emitted
-		f := newSSEStream(max, collect(&got))
+		f := newSSEStream(max, collect(&got), nil)
 		for _, p := range parts {
 			f.write(p)
 		}
@@ -144,6 +145,30 @@ func TestSSEStream(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("event %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestSSEStreamEventTypes: only events of type "message", the type of an
+// event that names none, are handed on, as the SDKs dispatch only those;
+// the last "event" field of an event sets its type, wherever it stands.
+func TestSSEStreamEventTypes(t *testing.T) {
+	input := "event: decoy\ndata: {\"id\":1}\n\n" +
+		"event: message\ndata: {\"id\":2}\n\n" +
+		"data: {\"id\":3}\nevent: other\n\n" +
+		"event: other\nevent: message\ndata: {\"id\":4}\n\n" +
+		"event:message\r\ndata: {\"id\":5}\r\n\r\n" +
+		"event: messages\ndata: {\"id\":6}\n\n" +
+		"event: Message\ndata: {\"id\":7}\n\n" +
+		"event\ndata: {\"id\":8}\n\n" +
+		"event: \ndata: {\"id\":9}\n\n" +
+		"event: a-much-longer-type-than-message\ndata: {\"id\":10}\n\n" +
+		"data: {\"id\":11}\n\n"
+	var ids []string
+	for _, e := range splits(t, input, runSSE(1<<20)) {
+		ids = append(ids, e.id)
+	}
+	if want := []string{"2", "4", "5", "8", "9", "11"}; !slices.Equal(ids, want) {
+		t.Errorf("handed on ids %v; want %v", ids, want)
 	}
 }
 

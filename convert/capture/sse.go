@@ -8,27 +8,40 @@ const (
 	sseName             // in a field's name
 	sseDataSpace        // after "data:", where one space may follow
 	sseData             // in a data field's value
-	sseSkip             // in a comment, or a field other than data
+	sseTypeSpace        // after "event:", where one space may follow
+	sseType             // in an event field's value
+	sseSkip             // in a comment, or another field
 )
 
 // An sseStream follows a text/event-stream body as the SDK reads it and
 // hands each event's data, one JSON text, to emit when the event ends.
-// The data goes straight into a jsonScan, so no line is held whole.
+// The data goes straight into a jsonScan, so no line is held whole. Only
+// an event of type "message", the type of one that names none, goes to
+// emit; the SDKs differ on events of other types (one skips them, one
+// reads them), so those go to other.
 type sseStream struct {
-	scan      jsonScan
-	state     int
-	name      [8]byte
-	nameLen   int
-	nameLong  bool
-	afterCR   bool
-	dataLines int
-	started   bool // past the stream's first byte (where a BOM may stand)
-	bom       int  // bytes of a leading byte order mark seen so far
-	emit      func(*jsonScan)
+	scan     jsonScan
+	state    int
+	name     [8]byte
+	nameLen  int
+	nameLong bool
+	// typ is the value of the event's last "event" field so far, up to
+	// len(typ) bytes (typLong past that); notMessage is set when that
+	// value is neither empty nor "message".
+	typ        [8]byte
+	typLen     int
+	typLong    bool
+	notMessage bool
+	afterCR    bool
+	dataLines  int
+	started    bool // past the stream's first byte (where a BOM may stand)
+	bom        int  // bytes of a leading byte order mark seen so far
+	emit       func(*jsonScan)
+	other      func(*jsonScan) // for an event of another type
 }
 
-func newSSEStream(max int, emit func(*jsonScan)) *sseStream {
-	f := &sseStream{scan: jsonScan{max: max}, emit: emit}
+func newSSEStream(max int, emit, other func(*jsonScan)) *sseStream {
+	f := &sseStream{scan: jsonScan{max: max}, emit: emit, other: other}
 	f.scan.reset()
 	return f
 }
@@ -83,15 +96,23 @@ func (f *sseStream) write(p []byte) {
 			switch c {
 			case ':':
 				i++
-				if f.isData() {
+				switch {
+				case f.isData():
 					f.dataBegin()
 					f.state = sseDataSpace
-				} else {
+				case f.isType():
+					f.typLen, f.typLong = 0, false
+					f.state = sseTypeSpace
+				default:
 					f.state = sseSkip
 				}
 			case '\r', '\n':
-				if f.isData() {
+				switch {
+				case f.isData():
 					f.dataBegin()
+				case f.isType(): // an "event" field with no value
+					f.typLen, f.typLong = 0, false
+					f.typeEnd()
 				}
 				f.lineEnd(c)
 				i++
@@ -99,22 +120,32 @@ func (f *sseStream) write(p []byte) {
 				f.nameByte(c)
 				i++
 			}
-		case sseDataSpace:
+		case sseDataSpace, sseTypeSpace:
 			if c == ' ' {
 				i++
 			}
-			f.state = sseData
-		case sseData, sseSkip:
+			if f.state == sseDataSpace {
+				f.state = sseData
+			} else {
+				f.state = sseType
+			}
+		case sseData, sseType, sseSkip:
 			j := lineBreak(p[i:])
 			end := len(p)
 			if j >= 0 {
 				end = i + j
 			}
-			if f.state == sseData {
+			switch f.state {
+			case sseData:
 				f.data(p[i:end])
+			case sseType:
+				f.typeBytes(p[i:end])
 			}
 			if j < 0 {
 				return
+			}
+			if f.state == sseType {
+				f.typeEnd()
 			}
 			f.lineEnd(p[end])
 			i = end + 1
@@ -133,6 +164,23 @@ func (f *sseStream) nameByte(c byte) {
 
 func (f *sseStream) isData() bool {
 	return !f.nameLong && string(f.name[:f.nameLen]) == "data"
+}
+
+func (f *sseStream) isType() bool {
+	return !f.nameLong && string(f.name[:f.nameLen]) == "event"
+}
+
+// typeBytes takes part of an "event" field's value.
+func (f *sseStream) typeBytes(p []byte) {
+	n := copy(f.typ[f.typLen:], p)
+	f.typLen += n
+	f.typLong = f.typLong || n < len(p)
+}
+
+// typeEnd ends an "event" field: its value is the event's type.
+func (f *sseStream) typeEnd() {
+	t := string(f.typ[:f.typLen])
+	f.notMessage = f.typLong || (t != "" && t != "message")
 }
 
 // dataBegin starts one data line: lines after the first are joined to the
@@ -157,12 +205,20 @@ func (f *sseStream) lineEnd(c byte) {
 	f.afterCR = c == '\r'
 }
 
-// dispatch ends an event: one with data is handed on.
+// dispatch ends an event with data: a message is handed to emit, an
+// event of another type to other.
 func (f *sseStream) dispatch() {
+	notMessage := f.notMessage
+	f.notMessage = false
 	if f.dataLines == 0 {
 		return
 	}
-	f.emit(&f.scan)
+	switch {
+	case !notMessage:
+		f.emit(&f.scan)
+	case f.other != nil:
+		f.other(&f.scan)
+	}
 	f.scan.reset()
 	f.dataLines = 0
 }

@@ -46,6 +46,16 @@ func (b *bounded[V]) put(key string, v V) {
 	}
 }
 
+// peek returns the value under key, leaving it in place.
+func (b *bounded[V]) peek(key string) (V, bool) {
+	e, ok := b.items[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return e.Value.(*boundedItem[V]).val, true
+}
+
 // take removes and returns the value under key.
 func (b *bounded[V]) take(key string) (V, bool) {
 	e, ok := b.items[key]

@@ -43,7 +43,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	emit := func(s *jsonScan) { t.c.incoming(s, x) }
 	switch media {
 	case "text/event-stream":
-		f := newSSEStream(t.c.maxBytes, emit)
+		f := newSSEStream(t.c.maxBytes, emit, func(s *jsonScan) { t.c.incomingOther(s, x) })
 		resp.Body = &tapBody{rc: resp.Body, write: f.write, end: f.end}
 	case "application/json":
 		f := newJSONStream(t.c.maxBytes, emit)

@@ -317,3 +317,67 @@ func TestTransportNoDelay(t *testing.T) {
 		t.Fatalf("%q, %v", blocks, err)
 	}
 }
+
+// TestAmbiguousAnswers: an SDK takes the first answer to a call, and the
+// capture gives that one, except when the first came in an event-stream
+// event of a type other than "message": go-sdk skips such an event and
+// mcp-go reads it, so which answer the SDK took is not known, and the
+// capture gives none.
+func TestAmbiguousAnswers(t *testing.T) {
+	result := func(block string) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"content":[` + block + `]}}`
+	}
+	decoy, real := result(textBlock), result(refBlock)
+	for _, tt := range []struct {
+		name, stream string
+		want         error
+		block        string
+	}{
+		{"decoy-first", "event: decoy\ndata: " + decoy + "\n\nevent: message\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"decoy-after", "data: " + real + "\n\nevent: decoy\ndata: " + decoy + "\n\n", nil, refBlock},
+		{"two-messages", "data: " + decoy + "\n\ndata: " + real + "\n\n", nil, textBlock},
+		{"other-type-notification", "event: log\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\ndata: " + real + "\n\n", nil, refBlock},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tt.stream)
+			}))
+			tap := New(Options{})
+			client := &http.Client{Transport: tap.Transport(nil)}
+			ctx := WithCall(context.Background())
+			post(t, client, ctx, srv.URL, toolCall("1", nil))
+			blocks, err := tap.Blocks(ctx)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Blocks = %q, %v; want error %v", blocks, err, tt.want)
+			}
+			if tt.want == nil && (len(blocks) != 1 || string(blocks[0]) != tt.block) {
+				t.Errorf("Blocks = %q; want the first answer's block %s", blocks, tt.block)
+			}
+		})
+	}
+}
+
+// TestAmbiguousByID: two different answers kept by their id, for a
+// request that carried no call, leave only the ambiguity; the same answer
+// twice, as a resumed stream may replay it, is one answer.
+func TestAmbiguousByID(t *testing.T) {
+	answerWith := func(block string) string {
+		return `{"jsonrpc":"2.0","id":7,"result":{"content":[` + block + `]}}` + "\n"
+	}
+	for _, tt := range []struct {
+		name, in string
+		want     error
+	}{
+		{"different", answerWith(textBlock) + answerWith(refBlock), ErrAmbiguous},
+		{"replayed", answerWith(refBlock) + answerWith(refBlock), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tap := New(Options{})
+			feed(t, tap, "", tt.in)
+			if _, err := tap.TakeID(7); !errors.Is(err, tt.want) {
+				t.Errorf("TakeID = %v; want %v", err, tt.want)
+			}
+		})
+	}
+}
