@@ -248,16 +248,26 @@ func (s *jsonScan) valueDone() {
 // A jsonStream splits a byte stream of JSON texts, one after another
 // (newline-delimited JSON, or one application/json body), and hands each
 // whole text to emit. Bytes between texts that do not start one are
-// skipped to the end of their line.
+// skipped to the end of their line. In a stream of lines (stdio), a text
+// is one line, as the SDKs read it: a line that ends before the text it
+// starts is skipped, and the next line is read afresh.
 type jsonStream struct {
 	scan    jsonScan
 	inValue bool
 	junk    bool
+	lines   bool
 	emit    func(*jsonScan)
 }
 
 func newJSONStream(max int, emit func(*jsonScan)) *jsonStream {
 	return &jsonStream{scan: jsonScan{max: max}, emit: emit}
+}
+
+// newLineStream is newJSONStream for a stream of lines.
+func newLineStream(max int, emit func(*jsonScan)) *jsonStream {
+	f := newJSONStream(max, emit)
+	f.lines = true
+	return f
 }
 
 // write follows p.
@@ -292,13 +302,25 @@ func (f *jsonStream) write(p []byte) {
 			f.scan.reset()
 			f.inValue = true
 		}
-		n, ended := f.scan.scan(p, true)
-		f.scan.keep(p[:n])
+		part, lineEnd := p, -1
+		if f.lines {
+			if lineEnd = bytes.IndexByte(p, '\n'); lineEnd >= 0 {
+				part = p[:lineEnd]
+			}
+		}
+		n, ended := f.scan.scan(part, true)
+		f.scan.keep(part[:n])
 		p = p[n:]
-		if ended {
+		switch {
+		case ended:
 			f.inValue = false
 			f.emit(&f.scan)
 			f.scan.reset()
+		case lineEnd >= 0:
+			// The line ended inside the text: no SDK reads it.
+			f.inValue = false
+			f.scan.reset()
+			p = p[lineEnd-n+1:]
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,5 +263,27 @@ func TestCommandFails(t *testing.T) {
 	_, w = tap.Command(cmd)
 	if _, err := w.Write([]byte("{}")); err == nil {
 		t.Error("a command with its Stdout set started")
+	}
+}
+
+// TestStdioStrayLines: over stdio the SDKs read one message per line and
+// skip a line that is not one, so a server's stray line that merely starts
+// like JSON ("[starting up", an unterminated log object) must not keep the
+// capture from reading the messages on the lines after it.
+func TestStdioStrayLines(t *testing.T) {
+	for _, stray := range []string{"[starting up\n", "{\"level\": \"info, msg: warming up\n", "{ partial\n", "[[[{\"a\":\n"} {
+		tap := New(Options{})
+		ctx := WithCall(context.Background())
+		answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}` + "\n"
+		r, w := tap.Stdio(strings.NewReader(stray+answer), io.Discard)
+		if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+		if blocks, err := tap.Blocks(ctx); err != nil || len(blocks) != 1 || string(blocks[0]) != refBlock {
+			t.Errorf("after the stray line %q: %q, %v", stray, blocks, err)
+		}
 	}
 }
