@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcplrefs/refcore/convert"
@@ -82,9 +83,11 @@ const (
 // one a server may send. It returns nil or an error naming the first field
 // at fault, in the block's field order, and what to change. It refuses:
 //
-//   - an empty uri, a uri over 4096 code points, and a uri with a user
-//     name or password before its host name (servers must not put
-//     credentials in the uri);
+//   - an empty uri, a uri over 4096 code points, a uri that is not
+//     valid UTF-8 or holds white space, a control character or a
+//     backslash (percent-encode them), and a uri with a user name or
+//     password before its host name, however a browser's URL parser
+//     would find it (servers must not put credentials in the uri);
 //   - a mimeType or name over 255 code points;
 //   - a negative sizeBytes, or one over 2^53-1;
 //   - a digest that is not "sha256:" and 43 base64url characters;
@@ -100,6 +103,12 @@ func (r Reference) Check() error {
 		return errors.New("emit: uri is empty; a reference needs the URL the payload is served at")
 	case n > MaxURILen:
 		return fmt.Errorf("emit: uri is %d code points long; the limit is %d", n, MaxURILen)
+	}
+	if !utf8.ValidString(r.URI) {
+		return errors.New("emit: uri is not valid UTF-8; JSON would carry another uri in its place")
+	}
+	if strings.IndexFunc(r.URI, func(c rune) bool { return c <= ' ' || c == '\\' || unicode.IsControl(c) || unicode.IsSpace(c) }) >= 0 {
+		return errors.New("emit: uri holds white space, a control character or a backslash; percent-encode it, since URL parsers differ on what such a character means")
 	}
 	if hasUserInfo(r.URI) {
 		return errors.New("emit: uri carries a user name or password before its host name; servers must not put credentials in the uri: remove them and serve the payload under the connection's own authentication")
@@ -208,6 +217,17 @@ func hasUserInfo(uri string) bool {
 	if u, err := url.Parse(uri); err == nil && u.User != nil {
 		return true
 	}
+	// A browser's URL parser reads the host of a web scheme after any
+	// number of slashes, none included ("https:u:p@host").
+	if scheme, rest, ok := strings.Cut(uri, ":"); ok && webScheme(scheme) {
+		authority := strings.TrimLeft(rest, "/")
+		if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+			authority = authority[:end]
+		}
+		if strings.Contains(authority, "@") {
+			return true
+		}
+	}
 	i := strings.Index(uri, "://")
 	if i <= 0 {
 		return false
@@ -222,6 +242,16 @@ func hasUserInfo(uri string) bool {
 		authority = authority[:end]
 	}
 	return strings.Contains(authority, "@")
+}
+
+// webScheme reports whether scheme is one whose URLs a browser's parser
+// reads with a host however many slashes follow the colon.
+func webScheme(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "http", "https", "ws", "wss", "ftp":
+		return true
+	}
+	return false
 }
 
 // clip shortens a value quoted in an error message.
