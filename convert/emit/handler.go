@@ -30,7 +30,12 @@ const maxHeld = 32 << 20
 //     and every line ends in "\n".
 //
 // Any other response, and one with a Content-Encoding, passes through
-// untouched, as does a JSON response or a single event larger than 32 MiB.
+// untouched, as does a JSON response larger than 32 MiB. An event stream
+// passes through untouched from the moment more than 32 MiB of it is held
+// with no complete event in it (an event written in pieces that grows past
+// that): that event and every later one on the stream go out as written,
+// placeholders included. An event written whole in one Write is rewritten
+// whatever its size.
 // Requests are never read or changed. The wrapper passes Flush on, and
 // its Unwrap method lets http.ResponseController reach the connection.
 func Handler(next http.Handler) http.Handler {
