@@ -221,7 +221,7 @@ func classifyEmbedded(b *Block, outer *object) {
 	inner := readObject(nested)
 	if inner.repeated(keyURI) || inner.repeated(keyText) || inner.repeated(keyBlob) {
 		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
-		inner.never = inner.never || outer.never
+		inner.never = inner.never || outer.never || nestedNever(outer) || nestedNever(&inner)
 		b.NeverURIs = inner.neverURIs()
 		return
 	}

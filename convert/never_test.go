@@ -1988,17 +1988,24 @@ func TestShownURIHoldsNeverSpellings(t *testing.T) {
 func TestEmbeddedNestedNever(t *testing.T) {
 	const blob = "U0VDUkVULVBheWxvYWQ="
 	res := `"uri":"https://files.example/x.png","mimeType":"image/png","blob":"` + blob + `"`
+	// The same with the nested resource's uri written twice, which
+	// rejects the block whole: its uri stays claimed never.
+	dup := `"uri":"https://files.example/x.png",` + res
 	for _, blk := range []string{
+		`{"type":"resource","annotations":{"disposition":"never"},"resource":{` + dup + `}}`,
+		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + dup + `}}`,
+		`{"type":"resource","resource":{` + dup + `,"_meta":{"disposition":"never"}}}`,
 		`{"type":"resource","annotations":{"disposition":"never"},"resource":{` + res + `}}`,
 		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + res + `}}`,
 		`{"type":"resource","resource":{` + res + `,"_meta":{"disposition":"never"}}}`,
 		`{"type":"resource","resource":{` + res + `,"annotations":{"disposition":"never"}}}`,
 	} {
 		c := mustConverter(t, newRegistry(t), convert.Policy{})
-		ct := c.Ingest(t.Context(), raws(blk), convert.Source{Server: "s", Lane: convert.LanePush})
+		link := `{"type":"resource_link","uri":"https://files.example/x.png","name":"link"}`
+		ct := c.Ingest(t.Context(), raws(blk, link), convert.Source{Server: "s", Lane: convert.LanePush})
 		for _, v := range views(t, ct) {
-			if strings.Contains(v, blob) {
-				t.Errorf("%s: a view shows the blob:\n%s", blk, v)
+			if strings.Contains(v, blob) || strings.Contains(v, convert.DefaultFetchHint) {
+				t.Errorf("%s: a view shows the blob, or offers the uri for fetching:\n%s", blk, v)
 			}
 		}
 	}
