@@ -58,10 +58,12 @@ var (
 	// ErrTooLarge means the call's result was larger than
 	// [Options.MaxBytes], so its content was not kept.
 	ErrTooLarge = errors.New("capture: the result was larger than the capture's bound")
-	// ErrAmbiguous means the server answered the call more than once,
-	// with different results, or in an event-stream event of a type
-	// other than "message", which some SDKs read and others skip: which
-	// answer the SDK took is not known, so none is given.
+	// ErrAmbiguous means the server answered the call in a way the SDKs
+	// read differently: in an event-stream event of a type other than
+	// "message" (which go-sdk skips and mcp-go reads), over stdio in a
+	// message spanning lines (which go-sdk decodes whole and mcp-go line
+	// by line), or, for a call kept by its id, twice with different
+	// results. Which answer the SDK took is not known, so none is given.
 	ErrAmbiguous = errors.New("capture: the server answered the call in more than one way")
 )
 

@@ -35,9 +35,15 @@
 //     kept by its JSON-RPC id ([Capture.TakeID]). A call gets the first
 //     answer, as the SDKs take it. Where the SDKs read a stream
 //     differently (an answer in an event of a type other than "message",
-//     which go-sdk skips and mcp-go reads), or a call held by its id is
-//     answered twice, differently, the capture cannot know which answer
-//     the SDK took and gives none: [ErrAmbiguous].
+//     which go-sdk skips and mcp-go reads; over stdio, a message spanning
+//     lines, which go-sdk decodes whole and mcp-go line by line), or a
+//     call held by its id is answered twice, differently, the capture
+//     cannot know which answer the SDK took and gives none:
+//     [ErrAmbiguous].
+//   - Over stdio the capture reads JSON across lines, as go-sdk does. A
+//     server's stray line that starts like JSON but is none ("[starting
+//     up") leaves it unable to find later messages: their calls get
+//     [ErrNotCaptured], while mcp-go skips such a line and goes on.
 //   - Memory is bounded: a message larger than [Options.MaxBytes] is not
 //     kept (a too-large result leaves a mark, [ErrTooLarge]); untaken
 //     results are bounded in number and bytes, and notifications in

@@ -177,9 +177,11 @@ func (c *Capture) incomingTooLarge(id, method string, l link) {
 	c.keep(info.token, held{res: Result{ID: id, Method: info.method}, tooLarge: true})
 }
 
-// incomingOther handles one JSON text a server sent, on l, in an event
-// of a type other than "message": a response in it marks its call
-// ambiguous, since one SDK takes such an event and another skips it.
+// incomingOther handles one JSON text a server sent, on l, that the SDKs
+// read differently: in an event of a type other than "message" (one SDK
+// takes such an event, another skips it), or over stdio across more than
+// one line (one SDK decodes it whole, another line by line). A response
+// in it marks its call ambiguous.
 func (c *Capture) incomingOther(s *jsonScan, l link) {
 	if s.over {
 		c.otherAnswer(canonID(s.id), unquote(s.method), l)

@@ -248,25 +248,31 @@ func (s *jsonScan) valueDone() {
 // A jsonStream splits a byte stream of JSON texts, one after another
 // (newline-delimited JSON, or one application/json body), and hands each
 // whole text to emit. Bytes between texts that do not start one are
-// skipped to the end of their line. In a stream of lines (stdio), a text
-// is one line, as the SDKs read it: a line that ends before the text it
-// starts is skipped, and the next line is read afresh.
+// skipped to the end of their line.
+//
+// A stream of lines (stdio) hands a text that spans more than one line to
+// spanned instead, when that is set: the SDKs read such a text
+// differently (go-sdk decodes JSON across lines; mcp-go reads each line
+// alone, skips those that do not parse, and may find another message in
+// one of them), so what the SDK took from it is not known.
 type jsonStream struct {
 	scan    jsonScan
 	inValue bool
 	junk    bool
-	lines   bool
+	spans   bool // the text being read holds a line break
 	emit    func(*jsonScan)
+	spanned func(*jsonScan)
 }
 
 func newJSONStream(max int, emit func(*jsonScan)) *jsonStream {
 	return &jsonStream{scan: jsonScan{max: max}, emit: emit}
 }
 
-// newLineStream is newJSONStream for a stream of lines.
-func newLineStream(max int, emit func(*jsonScan)) *jsonStream {
+// newLineStream is newJSONStream for a stream of lines, handing a text
+// that spans lines to spanned.
+func newLineStream(max int, emit, spanned func(*jsonScan)) *jsonStream {
 	f := newJSONStream(max, emit)
-	f.lines = true
+	f.spanned = spanned
 	return f
 }
 
@@ -302,25 +308,19 @@ func (f *jsonStream) write(p []byte) {
 			f.scan.reset()
 			f.inValue = true
 		}
-		part, lineEnd := p, -1
-		if f.lines {
-			if lineEnd = bytes.IndexByte(p, '\n'); lineEnd >= 0 {
-				part = p[:lineEnd]
-			}
-		}
-		n, ended := f.scan.scan(part, true)
-		f.scan.keep(part[:n])
+		n, ended := f.scan.scan(p, true)
+		f.scan.keep(p[:n])
+		f.spans = f.spans || bytes.IndexByte(p[:n], '\n') >= 0
 		p = p[n:]
-		switch {
-		case ended:
+		if ended {
 			f.inValue = false
-			f.emit(&f.scan)
+			if f.spans && f.spanned != nil {
+				f.spanned(&f.scan)
+			} else {
+				f.emit(&f.scan)
+			}
+			f.spans = false
 			f.scan.reset()
-		case lineEnd >= 0:
-			// The line ended inside the text: no SDK reads it.
-			f.inValue = false
-			f.scan.reset()
-			p = p[lineEnd-n+1:]
 		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 // result [Capture.Take] should find carries [Meta] in its params' _meta.
 func (c *Capture) Stdio(r io.Reader, w io.Writer) (io.ReadCloser, io.WriteCloser) {
 	p := &pipe{c: c, pending: newBounded[callInfo](c.maxPending, 0, nil)}
-	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) })
-	out := newLineStream(c.maxBytes, func(s *jsonScan) { c.outgoing(s, "", p) })
+	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) }, func(s *jsonScan) { c.incomingOther(s, p) })
+	out := newJSONStream(c.maxBytes, func(s *jsonScan) { c.outgoing(s, "", p) })
 	return &stdioReader{r: r, f: in}, &stdioWriter{w: w, f: out}
 }
 

@@ -266,24 +266,32 @@ func TestCommandFails(t *testing.T) {
 	}
 }
 
-// TestStdioStrayLines: over stdio the SDKs read one message per line and
-// skip a line that is not one, so a server's stray line that merely starts
-// like JSON ("[starting up", an unterminated log object) must not keep the
-// capture from reading the messages on the lines after it.
-func TestStdioStrayLines(t *testing.T) {
-	for _, stray := range []string{"[starting up\n", "{\"level\": \"info, msg: warming up\n", "{ partial\n", "[[[{\"a\":\n"} {
-		tap := New(Options{})
-		ctx := WithCall(context.Background())
-		answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}` + "\n"
-		r, w := tap.Stdio(strings.NewReader(stray+answer), io.Discard)
-		if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadAll(r); err != nil {
-			t.Fatal(err)
-		}
-		if blocks, err := tap.Blocks(ctx); err != nil || len(blocks) != 1 || string(blocks[0]) != refBlock {
-			t.Errorf("after the stray line %q: %q, %v", stray, blocks, err)
-		}
+// TestStdioSpanningMessage: over stdio go-sdk decodes JSON across lines
+// and mcp-go reads each line alone, so a message spanning lines can give
+// the two different answers (here go-sdk takes A and mcp-go B): the
+// capture gives neither.
+func TestStdioSpanningMessage(t *testing.T) {
+	result := func(block string) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"content":[` + block + `]}`
+	}
+	for name, out := range map[string]string{
+		"nested":        result(textBlock) + `,"pad":[` + "\n" + result(refBlock) + "}\n]}\n",
+		"pretty":        "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\"content\": [" + refBlock + "]}\n}\n",
+		"id-after-line": `{"jsonrpc":"2.0","result":{"content":[` + textBlock + `]},"pad":[` + "\n" + result(refBlock) + "}\n],\"id\":1}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tap := New(Options{})
+			ctx := WithCall(context.Background())
+			r, w := tap.Stdio(strings.NewReader(out), io.Discard)
+			if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAll(r); err != nil {
+				t.Fatal(err)
+			}
+			if blocks, err := tap.Blocks(ctx); !errors.Is(err, ErrAmbiguous) {
+				t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
+			}
+		})
 	}
 }
