@@ -149,8 +149,9 @@ func TestSSEStream(t *testing.T) {
 }
 
 // TestSSEStreamEventTypes: only events of type "message", the type of an
-// event that names none, are handed on, as the SDKs dispatch only those;
-// the last "event" field of an event sets its type, wherever it stands.
+// event that names none, are handed on as messages; the last "event"
+// field of an event sets its type, wherever it stands, and white space
+// around the type is trimmed, as both SDKs trim it.
 func TestSSEStreamEventTypes(t *testing.T) {
 	input := "event: decoy\ndata: {\"id\":1}\n\n" +
 		"event: message\ndata: {\"id\":2}\n\n" +
@@ -162,12 +163,15 @@ func TestSSEStreamEventTypes(t *testing.T) {
 		"event\ndata: {\"id\":8}\n\n" +
 		"event: \ndata: {\"id\":9}\n\n" +
 		"event: a-much-longer-type-than-message\ndata: {\"id\":10}\n\n" +
-		"data: {\"id\":11}\n\n"
+		"data: {\"id\":11}\n\n" +
+		"event: message \ndata: {\"id\":12}\n\n" +
+		"event:\tmessage\ndata: {\"id\":13}\n\n" +
+		"event:   message\t \ndata: {\"id\":14}\n\n"
 	var ids []string
 	for _, e := range splits(t, input, runSSE(1<<20)) {
 		ids = append(ids, e.id)
 	}
-	if want := []string{"2", "4", "5", "8", "9", "11"}; !slices.Equal(ids, want) {
+	if want := []string{"2", "4", "5", "8", "9", "11", "12", "13", "14"}; !slices.Equal(ids, want) {
 		t.Errorf("handed on ids %v; want %v", ids, want)
 	}
 }

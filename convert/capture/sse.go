@@ -27,8 +27,9 @@ type sseStream struct {
 	nameLong bool
 	// typ is the value of the event's last "event" field so far, up to
 	// len(typ) bytes (typLong past that); notMessage is set when that
-	// value is neither empty nor "message".
-	typ        [8]byte
+	// value, without white space around it (which the SDKs trim), is
+	// neither empty nor "message".
+	typ        [32]byte
 	typLen     int
 	typLong    bool
 	notMessage bool
@@ -179,7 +180,7 @@ func (f *sseStream) typeBytes(p []byte) {
 
 // typeEnd ends an "event" field: its value is the event's type.
 func (f *sseStream) typeEnd() {
-	t := string(f.typ[:f.typLen])
+	t := string(bytes.TrimSpace(f.typ[:f.typLen]))
 	f.notMessage = f.typLong || (t != "" && t != "message")
 }
 
