@@ -3,6 +3,7 @@ package convert_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcplrefs/refcore/convert"
@@ -45,3 +46,22 @@ var (
 	sink       string
 	sinkBlocks []convert.ModelBlock
 )
+
+// TestLiveProvenanceAllocations: a tool name that writes out one of the
+// content's uris makes its provenance live (a later mark may cut it), and
+// each stub then judges the cut again; that must cost a few lookups, not
+// a new search of the name per stub. (A count, not a time.)
+func TestLiveProvenanceAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts; .ci/run runs this test without it")
+	}
+	var blocks []json.RawMessage
+	for j := range 10 {
+		blocks = append(blocks, json.RawMessage(fmt.Sprintf(`{"type":"resource","uri":"urn:studio:take:%d","name":"take-%d.wav"}`, j, j)))
+	}
+	c := mustConverter(t, mustRegistry(t, refs.Config{}), convert.Policy{})
+	ct := c.Ingest(t.Context(), blocks, convert.Source{Server: "vst", Tool: "RENDER OF URN:STUDIO:TAKE:3 " + strings.Repeat("PAD ", 12)})
+	if n := testing.AllocsPerRun(50, func() { sink = ct.History() }); n > 24 {
+		t.Errorf("History of 10 references under a live provenance: %v allocations, want at most 24", n)
+	}
+}

@@ -77,16 +77,23 @@ type provenance struct {
 	// line is the provenance with no name cut.
 	line string
 	// names are the server's, the tool's and the event's names: as the
-	// line shows them uncut (shown), and as much of each cleaned as a
-	// stub can show and a spelling may start within (window, up to
-	// showable bytes). A name the lane does not show is left empty.
+	// line shows them uncut (shown), and cleaned, as far as a cut can
+	// fall (window). A name the lane does not show is left empty.
 	shown, window [3]string
-	showable      [3]int
-	// live is set when some name writes out, where a stub could show it,
-	// a spelling the views may withhold (now or after a later mark): the
-	// line is then made again at each use, from the names cut there.
+	// cuts lists, for each name, where a stub could show it writing out a
+	// spelling of the content's uris, in order: the places it may be cut,
+	// now or after a later mark.
+	cuts [3][]provCut
+	// live is set when some name has such a place: the line is then
+	// made again at each use, from the names cut at the first place
+	// whose uri the views withhold then.
 	live bool
 }
+
+// provCut is a place a provenance name may be cut: at byte at, for the
+// spelling labelLits[lit], or for the fallback (lit -1), which always
+// cuts.
+type provCut struct{ at, lit int }
 
 // item is what one block became at ingestion.
 type item struct {
@@ -205,12 +212,16 @@ func (ct *Content) provenance() string {
 		return p.line
 	}
 	names, cut := p.shown, false
-	for k, w := range p.window {
-		if w == "" {
-			continue
-		}
-		if at := ct.withheldAt(uriform.LowerASCII(w)); at >= 0 && at < p.showable[k] {
-			names[k], cut = provName(w[:at]+uriWithheldLabel), true
+	for k, cuts := range p.cuts {
+		for _, c := range cuts {
+			if c.lit >= 0 {
+				lit := ct.labelLits[c.lit]
+				if !ct.withholds(uriSpan{uri: lit.uri, key: lit.key, altKeys: lit.altKeys, always: lit.always}) {
+					continue
+				}
+			}
+			names[k], cut = provName(p.window[k][:c.at]+uriWithheldLabel), true
+			break
 		}
 	}
 	if !cut {
@@ -256,24 +267,33 @@ func (ct *Content) prepareProvenance() {
 			runes++
 		}
 		w := clean[:min(len(clean), showable+longest)]
-		if ct.mayWithhold(uriform.LowerASCII(w), showable) {
-			p.window[k], p.showable[k], p.live = strings.Clone(w), showable, true
+		if cuts := ct.cutPlaces(uriform.LowerASCII(w), showable); len(cuts) > 0 {
+			p.window[k], p.cuts[k], p.live = strings.Clone(w[:cuts[len(cuts)-1].at]), cuts, true
 		}
 	}
 	p.line = provenanceLine(src, p.shown[0], p.shown[1], p.shown[2])
 }
 
-// mayWithhold reports whether the lower-cased label lower writes out,
-// starting before byte end, a spelling of labelLits or a scheme of the
-// fallback, whether or not the views withhold its uri now.
-func (ct *Content) mayWithhold(lower string, end int) bool {
-	for _, lit := range ct.labelLits {
-		if i := strings.Index(lower, lit.lower); i >= 0 && i < end {
-			return true
+// cutPlaces returns, in order, the places before byte end where the
+// lower-cased label lower writes out a spelling of labelLits (the first
+// of each), up to the first place the fallback cuts, which ends the list.
+func (ct *Content) cutPlaces(lower string, end int) []provCut {
+	var cuts []provCut
+	for i, lit := range ct.labelLits {
+		if at := strings.Index(lower, lit.lower); at >= 0 && at < end {
+			cuts = append(cuts, provCut{at, i})
 		}
 	}
-	at := ct.labelDrop.at(lower)
-	return at >= 0 && at < end
+	if at := ct.labelDrop.at(lower); at >= 0 && at < end {
+		cuts = append(cuts, provCut{at, -1})
+	}
+	slices.SortStableFunc(cuts, func(a, b provCut) int { return a.at - b.at })
+	for i, c := range cuts {
+		if c.lit < 0 {
+			return cuts[:i+1]
+		}
+	}
+	return cuts
 }
 
 // line renders block i as one text piece, for the text views, and says
