@@ -159,19 +159,7 @@ func nestedDisposition(obj *object) bool {
 // never, or either is written twice. On an embedded resource that counts
 // as the block's own never, which fails closed: its content is inline
 // data in all but name.
-func nestedNever(obj *object) bool {
-	for _, k := range [...]key{keyAnnotations, keyMeta} {
-		if obj.repeated(k) {
-			return true
-		}
-		if v, ok := obj.get(k); ok {
-			if inner := readObject(v); inner.never {
-				return true
-			}
-		}
-	}
-	return false
-}
+func nestedNever(obj *object) bool { return obj.nestedNever }
 
 // classifyReference reads a reference block's testimony. A bad or
 // repeated uri rejects the block whole; a bad or repeated optional field
@@ -221,7 +209,7 @@ func classifyEmbedded(b *Block, outer *object) {
 	inner := readObject(nested)
 	if inner.repeated(keyURI) || inner.repeated(keyText) || inner.repeated(keyBlob) {
 		b.Kind, b.Invalid = KindInvalid, InvalidRepeated
-		inner.never = inner.never || outer.never || nestedNever(outer) || nestedNever(&inner)
+		inner.never = inner.never || outer.never || outer.nestedNever
 		b.NeverURIs = inner.neverURIs()
 		return
 	}

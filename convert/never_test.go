@@ -1992,6 +1992,12 @@ func TestEmbeddedNestedNever(t *testing.T) {
 	// rejects the block whole: its uri stays claimed never.
 	dup := `"uri":"https://files.example/x.png",` + res
 	for _, blk := range []string{
+		// Other ways the block is rejected whole: the resource named
+		// twice, the type named twice, the block cut short.
+		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + res + `},"resource":{` + res + `}}`,
+		`{"type":"resource","type":"resource","annotations":{"disposition":"never"},"resource":{` + res + `}}`,
+		`{"type":"resource","resource":{` + res + `,"_meta":{"disposition":"never"}},"resource":{` + res + `}}`,
+		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + res + `},"x":`,
 		`{"type":"resource","annotations":{"disposition":"never"},"resource":{` + dup + `}}`,
 		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + dup + `}}`,
 		`{"type":"resource","resource":{` + dup + `,"_meta":{"disposition":"never"}}}`,

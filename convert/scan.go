@@ -207,10 +207,13 @@ type object struct {
 	last     [keyCount][]byte
 	count    [keyCount]int
 	// never is set when some occurrence of "disposition" is the string
-	// "never".
-	never bool
-	uris  [maxObjectURIs][]byte
-	nURIs int
+	// "never", and nestedNever when the object's "annotations" or "_meta"
+	// says never at its top level, or either is written twice: places the
+	// schema does not read, which a block rejected whole, or an embedded
+	// resource, still counts (failing closed).
+	never, nestedNever bool
+	uris               [maxObjectURIs][]byte
+	nURIs              int
 	// resources holds each "resource" value, so that a block rejected
 	// whole still yields the uris its nested resources name.
 	resources  [maxObjectURIs][]byte
@@ -278,6 +281,8 @@ func (o *object) add(k key, v []byte, plain bool) {
 	switch k {
 	case keyDisposition:
 		o.never = o.never || isNever(v)
+	case keyAnnotations, keyMeta:
+		o.nestedNever = o.nestedNever || o.count[k] > 1 || readObject(v).never
 	case keyURI:
 		if o.nURIs < maxObjectURIs {
 			o.uris[o.nURIs] = v
@@ -327,7 +332,8 @@ func (o *object) has(k key) bool { return o.count[k] > 0 }
 func (o *object) repeated(k key) bool { return o.count[k] > 1 }
 
 // neverURIs returns the uris a never of the object governs: every "uri"
-// of the object, when some "disposition" of it says never, and every
+// of the object, when some "disposition" of it says never (or its
+// annotations or _meta does, see nestedNever), and every
 // "uri" of a nested "resource" object (as far as its top level reads),
 // when the object or that nested object says never. Only strings within
 // the schema's bound count. An embedded resource states its never on
@@ -335,7 +341,7 @@ func (o *object) repeated(k key) bool { return o.count[k] > 1 }
 // keeps both.
 func (o *object) neverURIs() []string {
 	var out []string
-	if o.never {
+	if o.never || o.nestedNever {
 		out = appendURIs(out, o)
 	}
 	return o.appendNestedNever(out)
@@ -360,7 +366,7 @@ func (o *object) nestedNeverURIs() []string { return o.appendNestedNever(nil) }
 // names when it, or o, calls it never.
 func (o *object) appendNestedNever(out []string) []string {
 	for _, raw := range o.resources[:o.nResources] {
-		if inner := readObject(raw); o.never || inner.never {
+		if inner := readObject(raw); o.never || o.nestedNever || inner.never || inner.nestedNever {
 			out = appendURIs(out, &inner)
 		}
 	}
