@@ -35,9 +35,11 @@
 //     kept by its JSON-RPC id ([Capture.TakeID]). A call gets the first
 //     answer, as the SDKs take it. Where the SDKs read a stream
 //     differently (an answer in an event of a type other than "message",
-//     which go-sdk skips and mcp-go reads; over stdio, a message spanning
-//     lines, which go-sdk decodes whole and mcp-go line by line), or a
-//     call held by its id is answered twice, differently, the capture
+//     which go-sdk skips and mcp-go reads; any event after a lone
+//     carriage return, which ends a line for the event-stream format but
+//     not for the SDKs; over stdio, a message spanning lines, which
+//     go-sdk decodes whole and mcp-go line by line), or a call held by
+//     its id is answered twice, differently, the capture
 //     cannot know which answer the SDK took and gives none:
 //     [ErrAmbiguous].
 //   - Over stdio the capture reads JSON across lines, as go-sdk does. A

@@ -123,7 +123,7 @@ func TestSSEStream(t *testing.T) {
 	input := "\xEF\xBB\xBFdata: {\"id\":1}\n\n" +
 		": a comment with data: {\"id\":9}\n" +
 		"event: message\r\nid: 7\r\nretry: 10\r\ndata:{\"id\":2,\r\ndata: \"method\":\"m\"}\r\n\r\n" +
-		"data: {\"id\":3}\r\r" +
+		"data: {\"id\":3}\r\n\r\n" +
 		"event: empty\n\n" +
 		"data\ndata: {\"id\":4}\n\n" +
 		"datum: {\"id\":8}\n" +
@@ -173,6 +173,26 @@ func TestSSEStreamEventTypes(t *testing.T) {
 	}
 	if want := []string{"2", "4", "5", "8", "9", "11", "12", "13", "14"}; !slices.Equal(ids, want) {
 		t.Errorf("handed on ids %v; want %v", ids, want)
+	}
+}
+
+// TestSSEStreamLoneCR: the event-stream format ends a line at a lone
+// carriage return, but the SDKs split lines at line feeds only, so after
+// one they may read other events than the capture: every later event is
+// handed to other, not read as a message.
+func TestSSEStreamLoneCR(t *testing.T) {
+	for _, input := range []string{
+		"data: {\"id\":1}\n\nx\rdata: {\"id\":2}\n\ndata: {\"id\":3}\n\n",
+		"data: {\"id\":1}\n\ndata: {\"id\":2,\r\"result\":{}}\n\ndata: {\"id\":3}\n\n",
+		"data: {\"id\":1}\n\ndata: {\"id\":2}\r\rdata: {\"id\":3}\n\n",
+	} {
+		var messages, others []emitted
+		f := newSSEStream(1<<20, collect(&messages), collect(&others))
+		f.write([]byte(input))
+		f.end()
+		if len(messages) != 1 || messages[0].id != "1" || len(others) == 0 || others[len(others)-1].id != "3" {
+			t.Errorf("%q: messages %+v, others %+v; want only the first as a message", input, messages, others)
+		}
 	}
 }
 

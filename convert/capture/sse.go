@@ -33,12 +33,18 @@ type sseStream struct {
 	typLen     int
 	typLong    bool
 	notMessage bool
-	afterCR    bool
-	dataLines  int
-	started    bool // past the stream's first byte (where a BOM may stand)
-	bom        int  // bytes of a leading byte order mark seen so far
-	emit       func(*jsonScan)
-	other      func(*jsonScan) // for an event of another type
+	// loneCR is set once a carriage return not followed by a line feed
+	// has ended a line. The event-stream format ends a line there, but
+	// the SDKs split lines at line feeds only, so from then on they may
+	// read other events than the capture: every later event goes to
+	// other.
+	loneCR    bool
+	afterCR   bool
+	dataLines int
+	started   bool // past the stream's first byte (where a BOM may stand)
+	bom       int  // bytes of a leading byte order mark seen so far
+	emit      func(*jsonScan)
+	other     func(*jsonScan) // for an event of another type
 }
 
 func newSSEStream(max int, emit, other func(*jsonScan)) *sseStream {
@@ -79,6 +85,7 @@ func (f *sseStream) write(p []byte) {
 				i++
 				continue
 			}
+			f.loneCR = true
 		}
 		switch f.state {
 		case sseLineStart:
@@ -207,7 +214,8 @@ func (f *sseStream) lineEnd(c byte) {
 }
 
 // dispatch ends an event with data: a message is handed to emit, an
-// event of another type to other.
+// event of another type, or any event once a lone carriage return was
+// seen, to other.
 func (f *sseStream) dispatch() {
 	notMessage := f.notMessage
 	f.notMessage = false
@@ -215,7 +223,7 @@ func (f *sseStream) dispatch() {
 		return
 	}
 	switch {
-	case !notMessage:
+	case !notMessage && !f.loneCR:
 		f.emit(&f.scan)
 	case f.other != nil:
 		f.other(&f.scan)

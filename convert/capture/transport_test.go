@@ -335,6 +335,7 @@ func TestAmbiguousAnswers(t *testing.T) {
 	}{
 		{"decoy-first", "event: decoy\ndata: " + decoy + "\n\nevent: message\ndata: " + real + "\n\n", ErrAmbiguous, ""},
 		{"decoy-after", "data: " + real + "\n\nevent: decoy\ndata: " + decoy + "\n\n", nil, refBlock},
+		{"lone-cr", "x\rdata: " + decoy + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
 		{"two-messages", "data: " + decoy + "\n\ndata: " + real + "\n\n", nil, textBlock},
 		{"other-type-notification", "event: log\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\ndata: " + real + "\n\n", nil, refBlock},
 	} {
