@@ -195,6 +195,28 @@ func (c *Capture) incomingOther(s *jsonScan, l link) {
 	})
 }
 
+// incomingSpanning handles, over stdio, one JSON text a server sent
+// across more than one line. go-sdk decodes the text whole; mcp-go reads
+// each of its lines alone and takes any that parses as a message. A
+// response in either reading marks its call ambiguous. A text too large
+// to keep cannot be read line by line, so it marks every call still
+// waiting for its answer.
+func (c *Capture) incomingSpanning(s *jsonScan, p *pipe) {
+	if s.over {
+		for _, id := range p.pendingIDs() {
+			c.otherAnswer(id, "", p)
+		}
+		return
+	}
+	c.incomingOther(s, p)
+	for _, line := range bytes.Split(s.buf, []byte("\n")) {
+		var m inMessage
+		if decode(line, &m) {
+			c.otherAnswer(canonID(m.ID), m.Method, p)
+		}
+	}
+}
+
 // otherAnswer marks ambiguous the call that a message with id id and
 // method method answers, if it answers one.
 func (c *Capture) otherAnswer(id, method string, l link) {

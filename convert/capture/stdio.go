@@ -19,7 +19,7 @@ import (
 // result [Capture.Take] should find carries [Meta] in its params' _meta.
 func (c *Capture) Stdio(r io.Reader, w io.Writer) (io.ReadCloser, io.WriteCloser) {
 	p := &pipe{c: c, pending: newBounded[callInfo](c.maxPending, 0, nil)}
-	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) }, func(s *jsonScan) { c.incomingOther(s, p) })
+	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) }, func(s *jsonScan) { c.incomingSpanning(s, p) })
 	out := newJSONStream(c.maxBytes, func(s *jsonScan) { c.outgoing(s, "", p) })
 	return &stdioReader{r: r, f: in}, &stdioWriter{w: w, f: out}
 }
@@ -154,6 +154,18 @@ func (p *pipe) route(id string) (callInfo, bool) {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	return p.pending.take(id)
+}
+
+// pendingIDs returns the ids of the requests whose answers are
+// outstanding.
+func (p *pipe) pendingIDs() []string {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	ids := make([]string, 0, len(p.pending.items))
+	for id := range p.pending.items {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func (p *pipe) forget(id string) {

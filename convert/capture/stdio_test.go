@@ -278,6 +278,10 @@ func TestStdioSpanningMessage(t *testing.T) {
 		"nested":        result(textBlock) + `,"pad":[` + "\n" + result(refBlock) + "}\n]}\n",
 		"pretty":        "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\"content\": [" + refBlock + "]}\n}\n",
 		"id-after-line": `{"jsonrpc":"2.0","result":{"content":[` + textBlock + `]},"pad":[` + "\n" + result(refBlock) + "}\n],\"id\":1}\n",
+		// A wrapper with no id of its own, then a line mcp-go reads alone.
+		"notification-wrapper": `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + "\n" +
+			result(textBlock) + "}\n]}}\n" + result(refBlock) + "}\n",
+		"idless-wrapper": `{"pad":[` + "\n" + result(textBlock) + "}\n]}\n" + result(refBlock) + "}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			tap := New(Options{})
@@ -293,5 +297,25 @@ func TestStdioSpanningMessage(t *testing.T) {
 				t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
 			}
 		})
+	}
+}
+
+// TestStdioSpanningOversized: a text spanning lines that is too large to
+// keep cannot be read line by line as mcp-go reads it, so every call
+// still waiting for its answer is ambiguous.
+func TestStdioSpanningOversized(t *testing.T) {
+	tap := New(Options{MaxBytes: 256})
+	ctx := WithCall(context.Background())
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}`
+	out := `{"pad":"` + strings.Repeat("x", 300) + `","inner":[` + "\n" + answer + "\n]}\n" + answer + "\n"
+	r, w := tap.Stdio(strings.NewReader(out), io.Discard)
+	if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatal(err)
+	}
+	if blocks, err := tap.Blocks(ctx); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
 	}
 }
