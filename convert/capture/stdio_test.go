@@ -284,18 +284,7 @@ func TestStdioSpanningMessage(t *testing.T) {
 		"idless-wrapper": `{"pad":[` + "\n" + result(textBlock) + "}\n]}\n" + result(refBlock) + "}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			tap := New(Options{})
-			ctx := WithCall(context.Background())
-			r, w := tap.Stdio(strings.NewReader(out), io.Discard)
-			if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.ReadAll(r); err != nil {
-				t.Fatal(err)
-			}
-			if blocks, err := tap.Blocks(ctx); !errors.Is(err, ErrAmbiguous) {
-				t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
-			}
+			wantAmbiguous(t, New(Options{}), out)
 		})
 	}
 }
@@ -304,10 +293,16 @@ func TestStdioSpanningMessage(t *testing.T) {
 // keep cannot be read line by line as mcp-go reads it, so every call
 // still waiting for its answer is ambiguous.
 func TestStdioSpanningOversized(t *testing.T) {
-	tap := New(Options{MaxBytes: 256})
-	ctx := WithCall(context.Background())
 	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}`
 	out := `{"pad":"` + strings.Repeat("x", 300) + `","inner":[` + "\n" + answer + "\n]}\n" + answer + "\n"
+	wantAmbiguous(t, New(Options{MaxBytes: 256}), out)
+}
+
+// wantAmbiguous makes tool call 1 over stdio, through tap, to a server
+// that writes out, and fails unless the call's result is ErrAmbiguous.
+func wantAmbiguous(t *testing.T, tap *Capture, out string) {
+	t.Helper()
+	ctx := WithCall(context.Background())
 	r, w := tap.Stdio(strings.NewReader(out), io.Discard)
 	if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
 		t.Fatal(err)
