@@ -123,7 +123,9 @@ func classifyMedia(b *Block, obj *object) {
 	if !obj.repeated(keyMimeType) {
 		b.MimeType, _ = obj.str(keyMimeType)
 	}
-	if obj.has(keyURI) || obj.has(keyDisposition) || nestedDisposition(obj) {
+	// A disposition in annotations or _meta (see object) is data beside
+	// reference fields too.
+	if obj.has(keyURI) || obj.has(keyDisposition) || obj.nestedDisposition {
 		b.Contradiction = true
 		// The testimony is read only so that a never it carries still
 		// counts as a claim on its uri; the block itself makes no
@@ -135,31 +137,6 @@ func classifyMedia(b *Block, obj *object) {
 		}
 	}
 }
-
-// nestedDisposition reports whether the block's annotations or _meta
-// carries a disposition: revision 1 of the RFC put it in annotations, and
-// neither place is one the schema reads. Beside inline data such a
-// disposition is the inline contradiction too, which fails closed; so is
-// either member written twice, whichever a decoder would keep.
-func nestedDisposition(obj *object) bool {
-	for _, k := range [...]key{keyAnnotations, keyMeta} {
-		if obj.repeated(k) {
-			return true
-		}
-		if v, ok := obj.get(k); ok {
-			if inner := readObject(v); inner.has(keyDisposition) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// nestedNever reports whether the block's annotations or _meta says
-// never, or either is written twice. On an embedded resource that counts
-// as the block's own never, which fails closed: its content is inline
-// data in all but name.
-func nestedNever(obj *object) bool { return obj.nestedNever }
 
 // classifyReference reads a reference block's testimony. A bad or
 // repeated uri rejects the block whole; a bad or repeated optional field
@@ -216,7 +193,7 @@ func classifyEmbedded(b *Block, outer *object) {
 	for _, src := range []*object{outer, &inner} {
 		has := src.has(keyDisposition)
 		switch {
-		case src.never, nestedNever(src):
+		case src.never, src.nestedNever: // see object for the nested never
 			b.Testimony.Disposition = DispositionNever
 			b.Testimony.Present |= FieldDisposition
 		case has && !src.repeated(keyDisposition) && b.Testimony.Disposition != DispositionNever:

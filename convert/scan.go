@@ -207,13 +207,15 @@ type object struct {
 	last     [keyCount][]byte
 	count    [keyCount]int
 	// never is set when some occurrence of "disposition" is the string
-	// "never", and nestedNever when the object's "annotations" or "_meta"
-	// says never at its top level, or either is written twice: places the
-	// schema does not read, which a block rejected whole, or an embedded
-	// resource, still counts (failing closed).
-	never, nestedNever bool
-	uris               [maxObjectURIs][]byte
-	nURIs              int
+	// "never". nestedNever is set when the object's "annotations" or
+	// "_meta" says never at its top level, and nestedDisposition when it
+	// holds a "disposition" at all; both when either member is written
+	// twice. The schema reads neither place (revision 1 of the RFC put
+	// the disposition in annotations), but a block rejected whole, an
+	// embedded resource and inline data count them, failing closed.
+	never, nestedNever, nestedDisposition bool
+	uris                                  [maxObjectURIs][]byte
+	nURIs                                 int
 	// resources holds each "resource" value, so that a block rejected
 	// whole still yields the uris its nested resources name.
 	resources  [maxObjectURIs][]byte
@@ -282,7 +284,9 @@ func (o *object) add(k key, v []byte, plain bool) {
 	case keyDisposition:
 		o.never = o.never || isNever(v)
 	case keyAnnotations, keyMeta:
-		o.nestedNever = o.nestedNever || o.count[k] > 1 || readObject(v).never
+		inner, twice := readObject(v), o.count[k] > 1
+		o.nestedNever = o.nestedNever || twice || inner.never
+		o.nestedDisposition = o.nestedDisposition || twice || inner.has(keyDisposition)
 	case keyURI:
 		if o.nURIs < maxObjectURIs {
 			o.uris[o.nURIs] = v
