@@ -134,6 +134,10 @@ func classifyMedia(b *Block, obj *object) {
 			b.Testimony = readFields(obj, false)
 			b.Testimony.URI = uri
 			b.Testimony.Present |= FieldURI
+			if obj.nestedNever { // a never in annotations or _meta claims the uri too
+				b.Testimony.Disposition = DispositionNever
+				b.Testimony.Present |= FieldDisposition
+			}
 		}
 	}
 }

@@ -1893,6 +1893,21 @@ func TestProvenanceWithholdsNeverURIs(t *testing.T) {
 // _meta): the inline data it sits beside reaches no view.
 func TestInlineNestedDispositionWithheld(t *testing.T) {
 	const data = "U0VDUkVULVBheWxvYWQ="
+	// Beside a uri, such a never also claims the uri: a link to it offers
+	// no fetch and, under ShowURI, shows no uri.
+	for _, blk := range []string{
+		`{"type":"image","data":"` + data + `","uri":"` + neverURI + `","annotations":{"disposition":"never"}}`,
+		`{"type":"audio","data":"` + data + `","uri":"` + neverURI + `","_meta":{"disposition":"never"}}`,
+	} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		link := `{"type":"resource_link","uri":"` + neverURI + `","name":"link"}`
+		ct := c.Ingest(t.Context(), raws(blk, link), convert.Source{Server: "s", Tool: "t"})
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, data) || strings.Contains(v, "NEVER-SIG") || strings.Contains(v, convert.DefaultFetchHint) {
+				t.Errorf("%s: a view shows the data or the uri, or offers a fetch:\n%s", blk, v)
+			}
+		}
+	}
 	for _, blk := range []string{
 		`{"type":"audio","data":"` + data + `","mimeType":"audio/wav","annotations":{"disposition":"never"}}`,
 		`{"type":"image","data":"` + data + `","mimeType":"image/png","_meta":{"disposition":"ref"}}`,
