@@ -159,6 +159,37 @@ func TestValidateDuplicatesBounded(t *testing.T) {
 	}
 }
 
+// TestNestedReadingLinear pins L5 for the reading of annotations and
+// _meta: only their top level is read for a disposition, so a chain of
+// them nested in one another costs one pass over the block, whether a
+// decoder reads the block or not. Reading each level in full took
+// quadratic time: 68 s for a 1 MB block, and this test's blocks would
+// run past any test timeout.
+func TestNestedReadingLinear(t *testing.T) {
+	chain := func(member string, n int) string {
+		return strings.Repeat(`"`+member+`":{`, n) + `"disposition":"never"` + strings.Repeat("}", n)
+	}
+	for _, tt := range []struct {
+		name, block string
+		kind        Kind
+	}{
+		{"meta-within-decoder-depth", `{"type":"resource","uri":"u",` + chain("_meta", maxDecodeDepth-2) + `}`, KindReference},
+		{"annotations-within-decoder-depth", `{"type":"resource","uri":"u",` + chain("annotations", maxDecodeDepth-2) + `}`, KindReference},
+		{"meta-past-decoder-depth", `{"type":"resource","uri":"u",` + chain("_meta", 300000) + `}`, KindInvalid},
+		{"embedded-meta-past-decoder-depth", `{"type":"resource","resource":{"uri":"u",` + chain("_meta", 300000) + `}}`, KindInvalid},
+		{"image-meta-past-decoder-depth", `{"type":"image","data":"AA==","uri":"u",` + chain("annotations", 300000) + `}`, KindInvalid},
+	} {
+		b := Classify(json.RawMessage(tt.block))
+		if b.Kind != tt.kind {
+			t.Errorf("%s: kind %v, want %v", tt.name, b.Kind, tt.kind)
+		}
+		// The never sits deep in the chain, below the level that is read.
+		if len(b.NeverURIs) != 0 || b.Testimony.Never() {
+			t.Errorf("%s: a never nested below the first level counted: %q", tt.name, b.NeverURIs)
+		}
+	}
+}
+
 // TestReadTextBounds pins the documented bounds of the reading of a
 // text's JSON: the depth, the number of objects and the bytes it reads.
 func TestReadTextBounds(t *testing.T) {

@@ -230,47 +230,68 @@ type object struct {
 // until the closing brace or the first fault, so it reads what it can of
 // a document no decoder accepts (one nested too deep, or cut short).
 func readObject(d []byte) (o object) {
+	o.isObject, o.complete = members(d, func(k key, v []byte) { o.add(k, v, false) })
+	return o
+}
+
+// readDisposition reads the top level of the object d holds, as
+// [readObject] does, for its "disposition" members alone: has reports
+// that one appeared, never that one said never. It reads nothing nested,
+// so an annotations object holding annotations, however deep, costs one
+// pass over d.
+func readDisposition(d []byte) (never, has bool) {
+	members(d, func(k key, v []byte) {
+		if k == keyDisposition {
+			has = true
+			never = never || isNever(v)
+		}
+	})
+	return never, has
+}
+
+// members calls f with each member of the object d holds at its top level,
+// in order, until the closing brace or the first fault. It reports
+// whether d opens with an object and whether the reading reached its
+// closing brace.
+func members(d []byte, f func(k key, v []byte)) (isObject, complete bool) {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
-		return o
+		return false, false
 	}
-	o.isObject = true
 	i = skipSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
-		o.complete = true
-		return o
+		return true, true
 	}
 	for i < len(d) && d[i] == '"' {
 		kend, ok := stringEnd(d, i)
 		if !ok {
-			return o
+			return true, false
 		}
 		k := keyOf(d[i:kend])
 		i = skipSpace(d, kend)
 		if i >= len(d) || d[i] != ':' {
-			return o
+			return true, false
 		}
 		i = skipSpace(d, i+1)
 		vend, ok := valueEnd(d, i)
 		if !ok {
-			return o
+			return true, false
 		}
-		o.add(k, d[i:vend], false)
+		f(k, d[i:vend])
 		i = skipSpace(d, vend)
 		if i >= len(d) {
-			return o
+			return true, false
 		}
 		switch d[i] {
 		case ',':
 			i = skipSpace(d, i+1)
 		case '}':
-			o.complete = true
-			return o
+			return true, true
 		default:
-			return o
+			return true, false
 		}
 	}
-	return o
+	return true, false
 }
 
 func (o *object) add(k key, v []byte, plain bool) {
@@ -284,9 +305,10 @@ func (o *object) add(k key, v []byte, plain bool) {
 	case keyDisposition:
 		o.never = o.never || isNever(v)
 	case keyAnnotations, keyMeta:
-		inner, twice := readObject(v), o.count[k] > 1
-		o.nestedNever = o.nestedNever || twice || inner.never
-		o.nestedDisposition = o.nestedDisposition || twice || inner.has(keyDisposition)
+		never, has := readDisposition(v)
+		twice := o.count[k] > 1
+		o.nestedNever = o.nestedNever || twice || never
+		o.nestedDisposition = o.nestedDisposition || twice || has
 	case keyURI:
 		if o.nURIs < maxObjectURIs {
 			o.uris[o.nURIs] = v
