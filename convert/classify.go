@@ -34,7 +34,8 @@ const (
 // those of a nested resource object, where an embedded resource keeps its
 // uri. That holds for a block no decoder can read whole (nested past the
 // decoder's depth limit, or cut short), as far as its top level and the
-// top level of each nested resource can be read.
+// top level of each nested resource can be read; a never stated before
+// the cut counts, also one inside an object the cut leaves open.
 //
 // Classify is pure: it registers nothing and touches no shared state.
 // It reads a block in one pass, which checks the JSON and notes the

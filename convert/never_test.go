@@ -114,6 +114,8 @@ func TestInvalidBlockKeepsNever(t *testing.T) {
 		{"bad-data", "N1 an image whose data is not a string", `{"type":"image","data":7,"uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"unknown-type", "N1 a type this host does not know", `{"type":"video","uri":"` + neverURI + `","disposition":"never"}`, true},
 		{"truncated", "N1 a block cut short after its never", `{"type":"resource","uri":"` + neverURI + `","disposition":"never","name":`, true},
+		{"truncated-in-meta", "N1 a block cut short inside the _meta that says never", `{"type":"resource","uri":"` + neverURI + `","_meta":{"disposition":"never","x":`, true},
+		{"truncated-in-annotations", "N1 a block cut short inside the annotations that say never", `{"type":"resource","uri":"` + neverURI + `","annotations":{"audience":["user"],"disposition":"never","x":[1`, true},
 		{"embedded-repeated-resource", "N1 an embedded resource naming its nested resource twice",
 			`{"type":"resource","disposition":"never","resource":{"uri":"` + neverURI + `","text":"x"},"resource":{"uri":"` + neverURI + `","text":"y"}}`, true},
 		{"embedded-too-deep", "N1 an embedded resource whose nested resource nests past the decoder's limit",
@@ -2014,6 +2016,12 @@ func TestEmbeddedNestedNever(t *testing.T) {
 		`{"type":"resource","type":"resource","annotations":{"disposition":"never"},"resource":{` + res + `}}`,
 		`{"type":"resource","resource":{` + res + `,"_meta":{"disposition":"never"}},"resource":{` + res + `}}`,
 		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + res + `},"x":`,
+		// Cut short inside the object that says never, or inside the
+		// nested resource after it said never.
+		`{"type":"resource","resource":{` + res + `},"_meta":{"disposition":"never","x":`,
+		`{"type":"resource","resource":{` + res + `,"_meta":{"disposition":"never"},"x":[`,
+		`{"type":"resource","resource":{` + res + `,"annotations":{"disposition":"never",`,
+		`{"type":"resource","disposition":"never","resource":{` + res + `,"x":`,
 		`{"type":"resource","annotations":{"disposition":"never"},"resource":{` + dup + `}}`,
 		`{"type":"resource","_meta":{"disposition":"never"},"resource":{` + dup + `}}`,
 		`{"type":"resource","resource":{` + dup + `,"_meta":{"disposition":"never"}}}`,

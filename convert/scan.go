@@ -228,7 +228,9 @@ type object struct {
 
 // readObject reads the top level of the object d holds. It reads members
 // until the closing brace or the first fault, so it reads what it can of
-// a document no decoder accepts (one nested too deep, or cut short).
+// a document no decoder accepts (one nested too deep, or cut short). An
+// annotations, _meta or resource object cut short is read as far as it
+// goes, so a never it states before the cut still counts.
 func readObject(d []byte) (o object) {
 	o.isObject, o.complete = members(d, func(k key, v []byte) { o.add(k, v, false) })
 	return o
@@ -250,9 +252,10 @@ func readDisposition(d []byte) (never, has bool) {
 }
 
 // members calls f with each member of the object d holds at its top level,
-// in order, until the closing brace or the first fault. It reports
-// whether d opens with an object and whether the reading reached its
-// closing brace.
+// in order, until the closing brace or the first fault. A member whose
+// object or array value the end of d cuts short is passed with the rest
+// of d as its value, and is the last. It reports whether d opens with an
+// object and whether the reading reached its closing brace.
 func members(d []byte, f func(k key, v []byte)) (isObject, complete bool) {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
@@ -275,6 +278,9 @@ func members(d []byte, f func(k key, v []byte)) (isObject, complete bool) {
 		i = skipSpace(d, i+1)
 		vend, ok := valueEnd(d, i)
 		if !ok {
+			if i < len(d) && vend == len(d) && (d[i] == '{' || d[i] == '[') {
+				f(k, d[i:]) // cut short: read as far as it goes
+			}
 			return true, false
 		}
 		f(k, d[i:vend])
