@@ -37,7 +37,9 @@
 //     differently (an answer in an event of a type other than "message",
 //     which go-sdk skips and mcp-go reads; any event after a lone
 //     carriage return, which ends a line for the event-stream format but
-//     not for the SDKs; over stdio, a message spanning lines, which
+//     not for the SDKs; any event from a line with no colon on, where
+//     go-sdk ends the stream with an error and mcp-go skips the line;
+//     over stdio, a message spanning lines, which
 //     go-sdk decodes whole and mcp-go line by line), or a call held by
 //     its id is answered twice, differently, the capture
 //     cannot know which answer the SDK took and gives none:

@@ -33,12 +33,15 @@ type sseStream struct {
 	typLen     int
 	typLong    bool
 	notMessage bool
-	// loneCR is set once a carriage return not followed by a line feed
-	// has ended a line. The event-stream format ends a line there, but
-	// the SDKs split lines at line feeds only, so from then on they may
-	// read other events than the capture: every later event goes to
-	// other.
-	loneCR    bool
+	// diverged is set once the stream holds a line the SDKs read apart
+	// from one another or from the capture, so that from there on they
+	// may read other events than the capture: every event still open or
+	// to come goes to other. Two such lines exist. A carriage return not
+	// followed by a line feed ends a line for the event-stream format,
+	// but the SDKs split lines at line feeds only. A line with no colon
+	// is a field with an empty value for the format; go-sdk ends the
+	// stream there with an error, and mcp-go skips the line.
+	diverged  bool
 	afterCR   bool
 	dataLines int
 	started   bool // past the stream's first byte (where a BOM may stand)
@@ -85,7 +88,7 @@ func (f *sseStream) write(p []byte) {
 				i++
 				continue
 			}
-			f.loneCR = true
+			f.diverged = true
 		}
 		switch f.state {
 		case sseLineStart:
@@ -114,7 +117,8 @@ func (f *sseStream) write(p []byte) {
 				default:
 					f.state = sseSkip
 				}
-			case '\r', '\n':
+			case '\r', '\n': // a line with no colon
+				f.diverged = true
 				switch {
 				case f.isData():
 					f.dataBegin()
@@ -214,8 +218,8 @@ func (f *sseStream) lineEnd(c byte) {
 }
 
 // dispatch ends an event with data: a message is handed to emit, an
-// event of another type, or any event once a lone carriage return was
-// seen, to other.
+// event of another type, or any event once the stream diverged (see
+// sseStream), to other.
 func (f *sseStream) dispatch() {
 	notMessage := f.notMessage
 	f.notMessage = false
@@ -223,7 +227,7 @@ func (f *sseStream) dispatch() {
 		return
 	}
 	switch {
-	case !notMessage && !f.loneCR:
+	case !notMessage && !f.diverged:
 		f.emit(&f.scan)
 	case f.other != nil:
 		f.other(&f.scan)

@@ -335,7 +335,9 @@ func TestAmbiguousAnswers(t *testing.T) {
 	}{
 		{"decoy-first", "event: decoy\ndata: " + decoy + "\n\nevent: message\ndata: " + real + "\n\n", ErrAmbiguous, ""},
 		{"decoy-after", "data: " + real + "\n\nevent: decoy\ndata: " + decoy + "\n\n", nil, refBlock},
-		{"lone-cr", "x\rdata: " + decoy + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"lone-cr", "data: " + decoy + "\r\rdata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"colonless-line", "starting\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"colonless-line-after", "data: " + real + "\n\nstarting\ndata: " + decoy + "\n\n", nil, refBlock},
 		{"two-messages", "data: " + decoy + "\n\ndata: " + real + "\n\n", nil, textBlock},
 		{"other-type-notification", "event: log\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\ndata: " + real + "\n\n", nil, refBlock},
 	} {
