@@ -41,7 +41,7 @@ func scanBlock(d []byte) (o object, valid bool) {
 		plain  bool
 		ok     bool
 	)
-	o.isObject = true
+	o.isObject, o.doc = true, d
 	i := skipSpace(d, 0)
 	for {
 		// A value starts at i.

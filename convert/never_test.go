@@ -2062,3 +2062,45 @@ func TestLabelsWithholdEncodedURIs(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverPastTheKeptOccurrences pins N1 and N8 for a block that writes
+// "uri" or "resource" more times than the reading of its top level keeps
+// (eight of each): a never governs every occurrence, the last one (the
+// one a decoder keeps) among them, so the never uri in the ninth is
+// marked and withheld from a link beside it.
+func TestNeverPastTheKeptOccurrences(t *testing.T) {
+	const blob = "U0VDUkVULVBheWxvYWQ="
+	repeat := func(member string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, member+",", i)
+		}
+		return b.String()
+	}
+	uris := repeat(`"uri":"https://files.example/%d"`, 8)
+	for _, tt := range []struct{ name, block string }{
+		{"ninth-uri", `{"type":"resource",` + uris + `"uri":"` + neverURI + `","disposition":"never"}`},
+		{"ninth-uri-cut-short", `{"type":"resource","disposition":"never",` + uris + `"uri":"` + neverURI + `","name":`},
+		{"ninth-uri-beside-data", `{"type":"audio","data":"` + blob + `",` + uris + `"uri":"` + neverURI + `","disposition":"never"}`},
+		{"ninth-resource-outer-never", `{"type":"resource","disposition":"never",` + repeat(`"resource":{"uri":"https://files.example/%d","text":"x"}`, 8) +
+			`"resource":{"uri":"` + neverURI + `","blob":"` + blob + `"}}`},
+		{"ninth-resource-own-never", `{"type":"text","text":"hello",` + repeat(`"resource":{"uri":"https://files.example/%d"}`, 8) +
+			`"resource":{"uri":"` + neverURI + `","_meta":{"disposition":"never"}}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			c := mustConverter(t, reg, convert.Policy{ShowURI: showAll})
+			link := `{"type":"resource_link","uri":"` + neverURI + `","name":"link"}`
+			ct := c.Ingest(t.Context(), raws(tt.block, link), convert.Source{Server: "s", Tool: "t"})
+			if !reg.MarkedHere(neverURI) {
+				t.Errorf("N1: the never uri in the ninth occurrence is not marked")
+			}
+			assertHidden(t, ct, "N1 "+tt.name)
+			for _, v := range views(t, ct) {
+				if strings.Contains(v, blob) {
+					t.Errorf("N1: a view shows the blob:\n%s", v)
+				}
+			}
+		})
+	}
+}

@@ -191,7 +191,9 @@ func isNever(raw []byte) bool {
 }
 
 // maxObjectURIs bounds how many occurrences of "uri", and of "resource",
-// the reading of one object keeps.
+// the reading of one object keeps at hand. An object that writes either
+// more often has them read again from its bytes when a never governs
+// them (see appendURIs), which only a block rejected whole can need.
 const maxObjectURIs = 8
 
 // object is the host's reading of one JSON object's top level: for each
@@ -220,6 +222,9 @@ type object struct {
 	// whole still yields the uris its nested resources name.
 	resources  [maxObjectURIs][]byte
 	nResources int
+	// doc is the object's bytes, from which the occurrences of "uri" and
+	// "resource" past those kept are read again.
+	doc []byte
 	// plain is set for a property whose last value is a JSON string with
 	// no escape and valid UTF-8: its text is the bytes between its quotes.
 	// Only scanBlock sets it, having checked the string on its way.
@@ -232,6 +237,7 @@ type object struct {
 // annotations, _meta or resource object cut short is read as far as it
 // goes, so a never it states before the cut still counts.
 func readObject(d []byte) (o object) {
+	o.doc = d
 	o.isObject, o.complete = members(d, func(k key, v []byte) { o.add(k, v, false) })
 	return o
 }
@@ -380,14 +386,34 @@ func (o *object) neverURIs() []string {
 }
 
 // appendURIs appends to out each "uri" of in that is a string within the
-// schema's bound.
+// schema's bound: every occurrence, also those past the ones the reading
+// kept, which are read again from the object's bytes.
 func appendURIs(out []string, in *object) []string {
-	for _, raw := range in.uris[:in.nURIs] {
+	add := func(raw []byte) {
 		if u, ok := decodeBounded(raw, MaxURILen); ok {
 			out = append(out, u)
 		}
 	}
+	in.each(keyURI, in.uris[:in.nURIs], add)
 	return out
+}
+
+// each calls f with every value of property k (keyURI or keyResource),
+// given kept, the values the reading kept: those alone when they are all
+// of them, and otherwise each value read again from the object's bytes,
+// in one pass.
+func (o *object) each(k key, kept [][]byte, f func(v []byte)) {
+	if o.count[k] <= len(kept) {
+		for _, v := range kept {
+			f(v)
+		}
+		return
+	}
+	members(o.doc, func(m key, v []byte) {
+		if m == k {
+			f(v)
+		}
+	})
 }
 
 // nestedNeverURIs is [object.neverURIs] of the nested "resource" objects
@@ -397,11 +423,11 @@ func (o *object) nestedNeverURIs() []string { return o.appendNestedNever(nil) }
 // appendNestedNever appends to out each uri a nested "resource" object
 // names when it, or o, calls it never.
 func (o *object) appendNestedNever(out []string) []string {
-	for _, raw := range o.resources[:o.nResources] {
+	o.each(keyResource, o.resources[:o.nResources], func(raw []byte) {
 		if inner := readObject(raw); o.never || o.nestedNever || inner.never || inner.nestedNever {
 			out = appendURIs(out, &inner)
 		}
-	}
+	})
 	return out
 }
 
