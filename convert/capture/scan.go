@@ -79,13 +79,22 @@ func (s *jsonScan) keep(p []byte) {
 // top-level value, reporting how many bytes it used and that the value
 // ended; otherwise it uses all of p.
 func (s *jsonScan) scan(p []byte, stop bool) (int, bool) {
+	// q is the index of the first '"' in p at or after the place it was
+	// last searched from, or len(p) for none. It is searched for again
+	// only once i has passed it, so that a string dense with escapes and
+	// closed far away costs one pass over p, not one per escape.
+	q := -1
 	for i := 0; i < len(p); i++ {
 		if s.inStr && !s.esc && !s.notingString() {
-			j := quoteOrBackslash(p[i:])
-			if j < 0 {
+			// Skip to the next byte that can end the string or start
+			// an escape.
+			if q < i {
+				q = i + indexOrLen(p[i:], '"')
+			}
+			i += indexOrLen(p[i:q], '\\')
+			if i == len(p) {
 				return len(p), false
 			}
-			i += j
 		}
 		s.step(p[i])
 		if stop && s.began && s.depth == 0 {
@@ -100,17 +109,12 @@ func (s *jsonScan) notingString() bool {
 	return s.depth == 1 && s.obj && (s.member == memberInKey || s.member == memberString)
 }
 
-// quoteOrBackslash returns the index of the first '"' or '\\' in b, or -1.
-func quoteOrBackslash(b []byte) int {
-	q := bytes.IndexByte(b, '"')
-	end := q
-	if end < 0 {
-		end = len(b)
+// indexOrLen returns the index of the first c in b, or len(b).
+func indexOrLen(b []byte, c byte) int {
+	if i := bytes.IndexByte(b, c); i >= 0 {
+		return i
 	}
-	if k := bytes.IndexByte(b[:end], '\\'); k >= 0 {
-		return k
-	}
-	return q
+	return len(b)
 }
 
 // step follows one byte.

@@ -219,6 +219,33 @@ func TestSSEStreamOver(t *testing.T) {
 	}
 }
 
+// TestScansLinear pins that following a stream costs one pass over each
+// write, however the server shapes it. Searching the rest of a write for
+// the next quote at every escape, or for the next line feed at every
+// line a lone carriage return ends, took time quadratic in the write:
+// about 9 s per MiB-sized read of such a body, and minutes for the 8 MiB
+// writes here, which would run past any test timeout.
+func TestScansLinear(t *testing.T) {
+	const n = 8 << 20
+	escapes := `{"id":1,"result":{"s":"` + strings.Repeat(`\\`, n/2) + `"}}`
+	crLines := strings.Repeat(":\r", n/2) + "\ndata: {\"id\":2}\n\n"
+	for _, tt := range []struct {
+		name, input string
+		run         func([][]byte) []emitted
+		id          string
+	}{
+		{"json-escapes", escapes + "\n", runJSON(64 << 20), "1"},
+		{"sse-escapes", "data: " + escapes + "\n\n", runSSE(64 << 20), "1"},
+		{"sse-lone-cr-comments", crLines, runSSE(64 << 20), ""},
+		{"sse-lone-cr-data", strings.Repeat("data:\r", n/6) + "\n\n", runSSE(64 << 20), ""},
+	} {
+		got := tt.run([][]byte{[]byte(tt.input)})
+		if tt.id != "" && (len(got) != 1 || got[0].id != tt.id) {
+			t.Errorf("%s: handed on %d texts; want the one message with id %s", tt.name, len(got), tt.id)
+		}
+	}
+}
+
 // FuzzStreams checks that however the bytes arrive, both streams hand on
 // the same texts, and never fail.
 func FuzzStreams(f *testing.F) {

@@ -80,6 +80,7 @@ func (f *sseStream) write(p []byte) {
 		}
 		f.started = true
 	}
+	nl := -1 // the index of the next '\n' in p, or len(p); see sseData
 	for i < len(p) {
 		c := p[i]
 		if f.afterCR {
@@ -142,18 +143,21 @@ func (f *sseStream) write(p []byte) {
 				f.state = sseType
 			}
 		case sseData, sseType, sseSkip:
-			j := lineBreak(p[i:])
-			end := len(p)
-			if j >= 0 {
-				end = i + j
+			// The line ends at the first '\r' or '\n'. The next '\n'
+			// is searched for again only once i has passed it, so
+			// that lines ended by lone carriage returns cost one pass
+			// over p, not one each.
+			if nl < i {
+				nl = i + indexOrLen(p[i:], '\n')
 			}
+			end := i + indexOrLen(p[i:nl], '\r')
 			switch f.state {
 			case sseData:
 				f.data(p[i:end])
 			case sseType:
 				f.typeBytes(p[i:end])
 			}
-			if j < 0 {
+			if end == len(p) {
 				return
 			}
 			if f.state == sseType {
@@ -241,17 +245,4 @@ func (f *sseStream) dispatch() {
 func (f *sseStream) end() {
 	f.dispatch()
 	f.state = sseLineStart
-}
-
-// lineBreak returns the index of the first '\r' or '\n' in b, or -1.
-func lineBreak(b []byte) int {
-	n := bytes.IndexByte(b, '\n')
-	end := n
-	if end < 0 {
-		end = len(b)
-	}
-	if r := bytes.IndexByte(b[:end], '\r'); r >= 0 {
-		return r
-	}
-	return n
 }
