@@ -62,6 +62,10 @@ type rewriter struct {
 	mode mode
 	code int
 	held []byte // a JSON body, or the events not yet complete
+	// seen is how far the search for the end of the first event held has
+	// gone without finding it, so that an event written in many pieces
+	// is searched once, not once per piece.
+	seen eventSearch
 }
 
 func (rw *rewriter) Header() http.Header { return rw.w.Header() }
@@ -157,7 +161,7 @@ func (rw *rewriter) release() error {
 	}
 	rw.mode = modePass
 	held := rw.held
-	rw.held = nil
+	rw.held, rw.seen = nil, eventSearch{}
 	_, err := rw.w.Write(held)
 	return err
 }
@@ -190,7 +194,7 @@ func (rw *rewriter) sendEventsAt(atEnd bool) error {
 	done := 0
 	var out []byte
 	for {
-		end, ok := eventEnd(rw.held[done:], atEnd)
+		end, ok := rw.seen.eventEnd(rw.held[done:], atEnd)
 		if !ok {
 			break
 		}
@@ -205,19 +209,29 @@ func (rw *rewriter) sendEventsAt(atEnd bool) error {
 	return err
 }
 
+// eventSearch is where a search for the end of an event stopped: the
+// first byte not yet looked at, and the start of the line it is in.
+type eventSearch struct{ from, lineStart int }
+
 // eventEnd finds the end of the first complete event in b: just after the
 // blank line that closes it. Lines end in "\n", "\r\n" or a lone "\r"; a
-// "\r" at the very end of b waits for the next byte unless atEnd.
-func eventEnd(b []byte, atEnd bool) (int, bool) {
-	lineStart := 0
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\n' && c != '\r' {
-			continue
+// "\r" at the very end of b waits for the next byte unless atEnd. It
+// resumes where the last call stopped without an end, on the same bytes
+// with more appended, and once it finds one the next call starts afresh
+// on the bytes after it.
+func (s *eventSearch) eventEnd(b []byte, atEnd bool) (int, bool) {
+	lineStart := s.lineStart
+	for i := s.from; i < len(b); i++ {
+		k := bytes.IndexAny(b[i:], "\r\n")
+		if k < 0 {
+			break
 		}
+		i += k
+		c := b[i]
 		next := i + 1
 		if c == '\r' {
 			if next == len(b) && !atEnd {
+				*s = eventSearch{from: i, lineStart: lineStart}
 				return 0, false
 			}
 			if next < len(b) && b[next] == '\n' {
@@ -225,11 +239,13 @@ func eventEnd(b []byte, atEnd bool) (int, bool) {
 			}
 		}
 		if i == lineStart {
+			*s = eventSearch{}
 			return next, true
 		}
 		lineStart = next
 		i = next - 1
 	}
+	*s = eventSearch{from: len(b), lineStart: lineStart}
 	return 0, false
 }
 

@@ -217,6 +217,31 @@ func TestHandlerSendsEachEventAtOnce(t *testing.T) {
 	}
 }
 
+// TestHandlerEventInPiecesLinear pins that an event written in many small
+// pieces, as a buffered writer sends a large one, is searched for its end
+// once: searching all that is held again at each piece took time
+// quadratic in the event (3 s for 4 MB in 4 KiB pieces, and minutes for
+// this test's 24 MiB, past any test timeout).
+func TestHandlerEventInPiecesLinear(t *testing.T) {
+	p := placeholder(t, testRef)
+	// A long comment makes the event long and leaves the message short.
+	comment := ": " + strings.Repeat("x", 24<<20) + "\n"
+	in := comment + "data: " + toolResult(1, text(p)) + "\n\n"
+	h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for rest := in; rest != ""; {
+			n := min(4096, len(rest))
+			_, _ = io.WriteString(w, rest[:n])
+			rest = rest[n:]
+		}
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if want := comment + "data: " + toolResult(1, testBlock) + "\n\n"; rec.Body.String() != want {
+		t.Errorf("the event came out as %d bytes, not rewritten as one event of %d", rec.Body.Len(), len(want))
+	}
+}
+
 func TestEventShapes(t *testing.T) {
 	p := placeholder(t, testRef)
 	msg := toolResult(1, text(p))
