@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -341,6 +342,9 @@ func recordObs(rec refs.Record) RecordObs {
 
 func (p Profile) observeRegistry(ctx context.Context, in Input) (*RegistryObservation, error) {
 	c := in.Case
+	if c.Registrations > vectors.MaxRegistrations {
+		return nil, fmt.Errorf("conformance: %d registrations is more than the %d a case may ask for", c.Registrations, vectors.MaxRegistrations)
+	}
 	w, err := p.wire(in)
 	if err != nil {
 		return nil, err

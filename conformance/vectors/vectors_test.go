@@ -39,6 +39,7 @@ func TestParseRefuses(t *testing.T) {
 		{"case-key", `{"format":"mcpl-bulk-references-1","cases":[` + strings.Replace(good, `"rfc":1`, `"rfc":1,"flags":[]`, 1) + `]}`, `unknown field "flags"`},
 		{"schema-count", `{"format":"mcpl-bulk-references-1","cases":[` + strings.Replace(good, `[true]`, `[true,false]`, 1) + `]}`, `1 blocks but 2 schemaValid`},
 		{"empty", `{"format":"mcpl-bulk-references-1","cases":[]}`, `no cases`},
+		{"registrations", `{"format":"mcpl-bulk-references-1","cases":[` + strings.Replace(good, `"render"`, `"registry","registrations":2147483647`, 1) + `]}`, `registrations from 1 to`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -272,6 +272,19 @@ func TestObserveIgnoresKeysOfAnyType(t *testing.T) {
 	}
 }
 
+// TestObserveBoundsRegistrations: a registry case asking for more
+// registrations than a case may is refused at once; it ran for about 80
+// minutes before.
+func TestObserveBoundsRegistrations(t *testing.T) {
+	var stdout, stderr strings.Builder
+	huge := `{"case": {"operation": "registry", "registrations": 2147483647,
+		"blocks": [{"type": "resource", "uri": "http://127.0.0.1:1/p", "name": "a.wav"}]},
+		"origin": "http://127.0.0.1:1", "token": "fixture-secret"}`
+	if code := run([]string{"observe"}, strings.NewReader(huge), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "registrations") {
+		t.Errorf("observe with 2147483647 registrations: exit %d, stderr %q; want 2 and a reason", code, stderr.String())
+	}
+}
+
 // TestObserveReadsOneObject: input that holds more than one JSON value is
 // bad input, not a case with a tail to ignore.
 func TestObserveReadsOneObject(t *testing.T) {
