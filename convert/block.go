@@ -146,15 +146,17 @@ type Block struct {
 	// Invalid says why a KindInvalid block was rejected whole.
 	Invalid InvalidReason
 	// NeverURIs lists the uris a block calls never beyond its own
-	// testimony. For a block rejected whole, or of a type this library
-	// does not know, whose top level carries a "disposition" of "never",
-	// it holds each "uri" the block names at that level. For every block
-	// but an embedded resource (which reads its own) it holds each "uri"
-	// its nested "resource" objects name when the block or that object
-	// says never. Only strings within the schema's bound count. A
-	// resource_link carries no disposition, so it never has any. A never
-	// in a server's content marks these uris as it marks a reference's;
-	// serverless content withholds them within itself.
+	// testimony. For a block rejected whole, of a type this library does
+	// not know, or of type text, whose top level says never (its
+	// "disposition", or one in its "annotations" or "_meta"), it holds
+	// each "uri" the block names at that level. For every block but an
+	// embedded resource (which reads its own) it holds each "uri" its
+	// nested "resource" objects name when the block or that object says
+	// never; a valid resource_link maps with no disposition, so there
+	// only the nested object's own never counts. Only strings within the
+	// schema's bound count. A never in a server's content marks these
+	// uris as it marks a reference's; serverless content withholds them
+	// within itself.
 	NeverURIs []string
 }
 

@@ -29,13 +29,17 @@ const (
 // repeated type, uri, text, data or nested resource leaves the host unable
 // to tell which one the block means, so the block is rejected whole.
 //
-// A block rejected whole, or of an unknown type, still carries a never its
-// top level states: [Block.NeverURIs] lists the uris it names there, and
-// those of a nested resource object, where an embedded resource keeps its
-// uri. That holds for a block no decoder can read whole (nested past the
+// A block that makes no reference of its own (one rejected whole, one of
+// an unknown type, or a text block) still carries a never its top level
+// states: [Block.NeverURIs] lists the uris it names there, and those of
+// a nested resource object, where an embedded resource keeps its uri.
+// That holds for a block no decoder can read whole (nested past the
 // decoder's depth limit, or cut short), as far as its top level and the
 // top level of each nested resource can be read; a never stated before
-// the cut counts, also one inside an object the cut leaves open.
+// the cut counts, also one inside an annotations, _meta or resource
+// object the cut leaves open. A valid resource_link maps onto testimony
+// with no disposition, so its own is not read; a nested resource object
+// that says never counts beside it as beside any block.
 //
 // Classify is pure: it registers nothing and touches no shared state.
 // It reads a block in one pass, which checks the JSON and notes the
@@ -91,13 +95,20 @@ func Classify(raw json.RawMessage) Block {
 	default:
 		b.Kind = KindUnknown
 	}
-	// A resource_link carries no disposition, rejected whole or not. An
+	// A block that makes no reference of its own (one rejected whole, of
+	// an unknown type, or text) carries the never its top level states.
+	// A valid resource_link maps with no disposition, so its own is not
+	// read, but the nested resources of every other block count. An
 	// embedded resource reads its nested resource itself.
 	switch {
-	case typ == "resource_link" || b.NeverURIs != nil:
-	case b.Kind == KindInvalid || b.Kind == KindUnknown:
+	case b.NeverURIs != nil:
+	case b.Kind == KindInvalid || b.Kind == KindUnknown || b.Kind == KindText:
 		b.NeverURIs = obj.neverURIs()
-	case b.Kind != KindEmbedded && obj.nResources > 0:
+	case b.Kind == KindEmbedded || obj.nResources == 0:
+	case b.Link:
+		obj.never, obj.nestedNever = false, false
+		b.NeverURIs = obj.nestedNeverURIs()
+	default:
 		b.NeverURIs = obj.nestedNeverURIs()
 	}
 	return b

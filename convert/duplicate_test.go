@@ -123,7 +123,14 @@ func TestClassifyNeverURIs(t *testing.T) {
 		{"embedded-repeat", `{"type":"resource","disposition":"never","resource":{"uri":"a","text":"x","text":"y"}}`, "N6/N8 an embedded resource rejected whole keeps its never", KindInvalid, []string{"a"}},
 		{"embedded-inner-never", `{"type":"resource","resource":{"uri":"a","uri":"b","disposition":"never"}}`, "N6/N8 the nested resource's own never", KindInvalid, []string{"a", "b"}},
 		{"reference", `{"type":"resource","uri":"a","disposition":"never"}`, "a reference carries its never in its testimony", KindReference, nil},
-		{"link", `{"type":"resource_link","uri":"a","uri":"b","disposition":"never"}`, "P8 a link carries no disposition, rejected whole or not", KindInvalid, nil},
+		{"link-rejected", `{"type":"resource_link","uri":"a","uri":"b","disposition":"never"}`, "N1 a link rejected whole keeps its never, as when cut short", KindInvalid, []string{"a", "b"}},
+		{"link-cut-short", `{"type":"resource_link","uri":"a","disposition":"never","name":`, "N1 read up to the fault", KindInvalid, []string{"a"}},
+		{"link", `{"type":"resource_link","uri":"a","disposition":"never"}`, "P8 a valid link maps with no disposition", KindReference, nil},
+		{"link-own-never-nested", `{"type":"resource_link","uri":"a","disposition":"never","resource":{"uri":"b"}}`, "P8 a valid link's own disposition governs nothing", KindReference, nil},
+		{"link-nested-never", `{"type":"resource_link","uri":"a","resource":{"uri":"b","disposition":"never"}}`, "N1 a nested resource's own never, as beside any block", KindReference, []string{"b"}},
+		{"text", `{"type":"text","text":"x","uri":"a","disposition":"never"}`, "N1 a text block that says never about a uri", KindText, []string{"a"}},
+		{"text-annotations", `{"type":"text","text":"x","uri":"a","annotations":{"disposition":"never"}}`, "N1 as a block rejected whole reads it", KindText, []string{"a"}},
+		{"text-no-never", `{"type":"text","text":"x","uri":"a","disposition":"ref"}`, "no never, nothing to carry", KindText, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

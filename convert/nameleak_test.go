@@ -78,6 +78,7 @@ func TestNestedNeverBesideValidBlock(t *testing.T) {
 		"media":     `{"type":"image","uri":"https://other.example/y.png",` + nested + `}`,
 		"inline":    `{"type":"image","data":"aGk=","mimeType":"image/png",` + nested + `}`,
 		"text":      `{"type":"text","text":"hello",` + nested + `}`,
+		"link":      `{"type":"resource_link","uri":"https://other.example/z","name":"z",` + nested + `}`,
 		"rejected":  `{"type":"resource","uri":"https://other.example/x","uri":"https://other.example/x",` + nested + `}`,
 	}
 	for name, blk := range blocks {
