@@ -15,6 +15,7 @@ func FuzzScanBlock(f *testing.F) {
 	for _, s := range []string{
 		`{}`, ` { } `, `{"type":"text","text":"a"}`, `{"a":[1,-0.5e+3,true,false,null,{"b":"\u00e9\n"}]}`,
 		`{"type":"resource","uri":"u","uri":"v","disposition":"never"}`, "{\"name\":\"a\xffb\"}",
+		`{"_meta":{"disposition":"never"},"resource":{"uri":"a","annotations":{"disposition":"never"}},"resource":{"uri":"b"}}`,
 		`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":tru}`, `{"a":1}x`, `{"a":1,}`,
 		`{"a" 1}`, `{,}`, `{"a":[1,]}`, `{"a":[}`, "{\"a\":\"\x01\"}", `{"\u0074ype":"text"}`, `{"a":{"type":"x"},"type":"y"}`,
 		strings.Repeat(`[`, maxDecodeDepth) + strings.Repeat(`]`, maxDecodeDepth),
@@ -36,8 +37,12 @@ func FuzzScanBlock(f *testing.F) {
 		}
 		want := readObject(d)
 		if got.isObject != want.isObject || got.complete != want.complete || got.never != want.never ||
-			got.count != want.count || got.nURIs != want.nURIs {
+			got.nestedNever != want.nestedNever || got.nestedDisposition != want.nestedDisposition ||
+			got.count != want.count || got.nURIs != want.nURIs || got.nResources != want.nResources {
 			t.Fatalf("scanBlock read %+v, readObject %+v", got, want)
+		}
+		if g, w := strings.Join(got.neverURIs(), "\n"), strings.Join(want.neverURIs(), "\n"); g != w {
+			t.Fatalf("never uris: scanBlock %q, readObject %q", g, w)
 		}
 		for k := range got.last {
 			if !bytes.Equal(got.last[k], want.last[k]) {
