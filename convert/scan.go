@@ -193,7 +193,7 @@ func isNever(raw []byte) bool {
 // maxObjectURIs bounds how many occurrences of "uri", and of "resource",
 // the reading of one object keeps at hand. An object that writes either
 // more often has them read again from its bytes when a never governs
-// them (see appendURIs), which only a block rejected whole can need.
+// them (see object.each).
 const maxObjectURIs = 8
 
 // object is the host's reading of one JSON object's top level: for each
