@@ -59,15 +59,12 @@ var (
 	// [Options.MaxBytes], so its content was not kept.
 	ErrTooLarge = errors.New("capture: the result was larger than the capture's bound")
 	// ErrAmbiguous means the server answered the call in a way the SDKs
-	// read differently: in an event-stream event of a type other than
-	// "message" (which go-sdk skips and mcp-go reads); in an event stream
-	// after a lone carriage return (which ends a line for the format, not
-	// for the SDKs), or in or after an event holding a line with no colon
-	// (where go-sdk ends the stream and mcp-go skips the line); over
-	// stdio in a message spanning lines (which go-sdk decodes whole and
-	// mcp-go line by line); or, for a call kept by its id, twice with
-	// different results. Which answer the SDK took is not known, so none
-	// is given.
+	// read differently (the package documentation lists them): in an
+	// event of a type other than "message", after a line the SDKs split
+	// or read apart, in or after a message go-sdk cannot decode, over
+	// stdio in a message spanning lines, or, for a call kept by its id,
+	// twice with different results. Which answer the SDK took is not
+	// known, so none is given.
 	ErrAmbiguous = errors.New("capture: the server answered the call in more than one way")
 )
 

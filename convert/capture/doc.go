@@ -34,16 +34,23 @@
 //     request's _meta ([Meta]); a result whose request carried neither is
 //     kept by its JSON-RPC id ([Capture.TakeID]). A call gets the first
 //     answer, as the SDKs take it. Where the SDKs read a stream
-//     differently (an answer in an event of a type other than "message",
-//     which go-sdk skips and mcp-go reads; any event after a lone
-//     carriage return, which ends a line for the event-stream format but
-//     not for the SDKs; any event from a line with no colon on, where
-//     go-sdk ends the stream with an error and mcp-go skips the line;
-//     over stdio, a message spanning lines, which
-//     go-sdk decodes whole and mcp-go line by line), or a call held by
-//     its id is answered twice, differently, the capture
-//     cannot know which answer the SDK took and gives none:
-//     [ErrAmbiguous].
+//     differently, the capture cannot know which answer the SDK took and
+//     gives none: [ErrAmbiguous]. That is so for an answer in an
+//     event-stream event of a type other than "message" (go-sdk skips
+//     it, mcp-go reads it); for any event from a line the SDKs split or
+//     read apart on (a lone carriage return, which ends a line for the
+//     event-stream format but not for the SDKs; a line with no colon,
+//     where go-sdk ends the stream and mcp-go skips the line; a last
+//     line the body leaves without a line break, which only go-sdk
+//     reads); for any event from one go-sdk cannot decode on (not JSON,
+//     a batch, a message without "jsonrpc": "2.0", or with its member
+//     names in another letter case), where go-sdk ends the stream and
+//     mcp-go reads on (in a JSON body or over stdio, for the call that
+//     message answers); over stdio, for a message spanning lines, which
+//     go-sdk decodes whole and mcp-go line by line; and for a call held
+//     by its id that is answered twice, differently. A byte order mark
+//     at the start of an event stream is not taken off, as neither SDK
+//     takes it off.
 //   - Over stdio the capture reads JSON across lines, as go-sdk does. A
 //     server's stray line that starts like JSON but is none ("[starting
 //     up") leaves it unable to find later messages: their calls get

@@ -127,20 +127,28 @@ func answersTool(method string) bool {
 	return method == "" || method == "tools/call" || method == "tasks/result"
 }
 
-// incoming handles one JSON text a server sent, on l.
-func (c *Capture) incoming(s *jsonScan, l link) {
+// incoming handles one JSON text a server sent, on l, and reports whether
+// the SDKs read it alike. go-sdk fails the whole stream at a text that is
+// not one JSON-RPC message it can decode, while mcp-go and the capture
+// read more: a batch, a message without "jsonrpc": "2.0", or one whose
+// member names differ from the protocol's in letter case (or are
+// escaped). Such a text is handled as one the SDKs read differently: a
+// response in it marks its call ambiguous, and it reports false.
+func (c *Capture) incoming(s *jsonScan, l link) bool {
 	if s.over {
 		c.incomingTooLarge(canonID(s.id), unquote(s.method), l)
-		return
+		return true
 	}
-	each(s.buf, func(data []byte) { c.incomingOne(data, l) })
+	var m inMessage
+	if !s.obj || s.variant || string(s.version) != `"2.0"` || !decode(s.buf, &m) {
+		c.incomingOther(s, l)
+		return false
+	}
+	c.incomingOne(&m, l)
+	return true
 }
 
-func (c *Capture) incomingOne(data []byte, l link) {
-	var m inMessage
-	if !decode(data, &m) {
-		return
-	}
+func (c *Capture) incomingOne(m *inMessage, l link) {
 	id := canonID(m.ID)
 	switch {
 	case m.Method != "":

@@ -1,6 +1,9 @@
 package capture
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // The states of a top-level object's members, as a jsonScan follows them.
 const (
@@ -19,6 +22,7 @@ const (
 	noteNone = iota
 	noteID
 	noteMethod
+	noteVersion
 )
 
 // noteMax bounds a noted key or value; an id or method longer than this is
@@ -47,6 +51,11 @@ type jsonScan struct {
 	tooLong bool
 	id      []byte
 	method  []byte
+	// version is the raw value of the top-level "jsonrpc" member, and
+	// variant is set when a top-level key is escaped, or is one of the
+	// message's members in another letter case (see Capture.incoming).
+	version []byte
+	variant bool
 }
 
 // reset makes the scan ready for the next text.
@@ -59,7 +68,7 @@ func (s *jsonScan) reset() {
 	s.depth, s.inStr, s.esc, s.began, s.obj = 0, false, false, false, false
 	s.member, s.noting, s.tooLong = memberKey, noteNone, false
 	s.note = s.note[:0]
-	s.id, s.method = nil, nil
+	s.id, s.method, s.version, s.variant = nil, nil, nil, false
 }
 
 // keep appends p to the text's bytes, unless that would pass the bound.
@@ -221,20 +230,37 @@ func (s *jsonScan) add(c byte) {
 	s.note = append(s.note, c)
 }
 
-// keyDone ends a top-level key: its value is noted when the key is "id"
-// or "method".
+// keyDone ends a top-level key: its value is noted when the key is "id",
+// "method" or "jsonrpc".
 func (s *jsonScan) keyDone() {
 	s.member, s.noting = memberColon, noteNone
 	if s.tooLong {
 		return
 	}
-	switch string(s.note) {
+	switch key := string(s.note); key {
 	case "id":
 		s.noting = noteID
 	case "method":
 		s.noting = noteMethod
+	case "jsonrpc":
+		s.noting = noteVersion
+	default:
+		if bytes.IndexByte(s.note, '\\') >= 0 {
+			s.variant = true
+			return
+		}
+		for _, m := range messageKeys {
+			if key != m && strings.EqualFold(key, m) {
+				s.variant = true
+			}
+		}
 	}
 }
+
+// messageKeys are the members of a JSON-RPC message. go-sdk matches them
+// in their exact letter case; mcp-go and encoding/json match them in any
+// case, and with Unicode's simple folding (so "ſ" matches "s").
+var messageKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
 // valueDone ends a top-level value.
 func (s *jsonScan) valueDone() {
@@ -244,6 +270,8 @@ func (s *jsonScan) valueDone() {
 			s.id = append(s.id[:0], s.note...)
 		case noteMethod:
 			s.method = append(s.method[:0], s.note...)
+		case noteVersion:
+			s.version = append(s.version[:0], s.note...)
 		}
 	}
 	s.member, s.noting = memberAfter, noteNone

@@ -20,6 +20,15 @@ func collect(dst *[]emitted) func(*jsonScan) {
 	}
 }
 
+// alike is f as an SSE stream's emit that finds every text read alike by
+// the SDKs.
+func alike(f func(*jsonScan)) func(*jsonScan) bool {
+	return func(s *jsonScan) bool {
+		f(s)
+		return true
+	}
+}
+
 // splits feeds input to a fresh stream whole, byte by byte, and cut at
 // every position, and checks that each way hands on the same texts.
 func splits(t *testing.T, input string, run func(parts [][]byte) []emitted) []emitted {
@@ -61,7 +70,7 @@ func runJSON(max int) func([][]byte) []emitted {
 func runSSE(max int) func([][]byte) []emitted {
 	return func(parts [][]byte) []emitted {
 		var got []emitted
-		f := newSSEStream(max, collect(&got), nil)
+		f := newSSEStream(max, alike(collect(&got)), nil)
 		for _, p := range parts {
 			f.write(p)
 		}
@@ -120,7 +129,7 @@ func TestJSONStreamLongNote(t *testing.T) {
 }
 
 func TestSSEStream(t *testing.T) {
-	input := "\xEF\xBB\xBFdata: {\"id\":1}\n\n" +
+	input := "data: {\"id\":1}\n\n" +
 		": a comment with data: {\"id\":9}\n" +
 		"event: message\r\nid: 7\r\nretry: 10\r\ndata:{\"id\":2,\r\ndata: \"method\":\"m\"}\r\n\r\n" +
 		"data: {\"id\":3}\r\n\r\n" +
@@ -128,7 +137,7 @@ func TestSSEStream(t *testing.T) {
 		"data: {\"id\":4}\n\n" +
 		"datum: {\"id\":8}\n" +
 		"data:  {\"id\":5}\n\n" +
-		"data: {\"id\":6}"
+		"data: {\"id\":6}\n"
 	got := splits(t, input, runSSE(1<<20))
 	want := []emitted{
 		{text: `{"id":1}`, id: "1"},
@@ -181,7 +190,8 @@ func TestSSEStreamEventTypes(t *testing.T) {
 // read as messages. The event-stream format ends a line at a lone
 // carriage return, where the SDKs split lines at line feeds only; a line
 // with no colon is a field with an empty value for the format, the end of
-// the stream for go-sdk, and nothing for mcp-go.
+// the stream for go-sdk, and nothing for mcp-go; a last line without a
+// line break is read by go-sdk and dropped by mcp-go.
 func TestSSEStreamDiverges(t *testing.T) {
 	for _, input := range []string{
 		"data: {\"id\":1}\n\nx\rdata: {\"id\":2}\n\ndata: {\"id\":3}\n\n",
@@ -191,14 +201,29 @@ func TestSSEStreamDiverges(t *testing.T) {
 		"data: {\"id\":1}\n\nevent\ndata: {\"id\":2}\n\ndata: {\"id\":3}\n\n",
 		"data: {\"id\":1}\n\ndata: {\"id\":2}\ngarbage\n\ndata: {\"id\":3}\n\n",
 		"data: {\"id\":1}\n\ndata: {\"id\":2}\r\nid\r\n\r\ndata: {\"id\":3}\r\n\r\n",
+		// A last line left without a line break: go-sdk reads it,
+		// mcp-go drops it.
+		"data: {\"id\":1}\n\ndata: {\"id\":3}",
+		"data: {\"id\":1}\n\ndata: {\"id\":3}\r",
+		"data: {\"id\":1}\n\ndata: {\"id\":3}\nid: 4",
 	} {
 		var messages, others []emitted
-		f := newSSEStream(1<<20, collect(&messages), collect(&others))
+		f := newSSEStream(1<<20, alike(collect(&messages)), collect(&others))
 		f.write([]byte(input))
 		f.end()
 		if len(messages) != 1 || messages[0].id != "1" || len(others) == 0 || others[len(others)-1].id != "3" {
 			t.Errorf("%q: messages %+v, others %+v; want only the first as a message", input, messages, others)
 		}
+	}
+}
+
+// A byte order mark at the start of a stream is not taken off, as
+// neither SDK takes it off: it begins the first field's name, so that
+// field is not data.
+func TestSSEStreamKeepsBOM(t *testing.T) {
+	got := splits(t, "\xEF\xBB\xBFdata: {\"id\":1}\n\ndata: {\"id\":2}\n\n", runSSE(1<<20))
+	if len(got) != 1 || got[0].id != "2" {
+		t.Fatalf("got %+v", got)
 	}
 }
 

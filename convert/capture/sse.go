@@ -33,53 +33,37 @@ type sseStream struct {
 	typLen     int
 	typLong    bool
 	notMessage bool
-	// diverged is set once the stream holds a line the SDKs read apart
-	// from one another or from the capture, so that from there on they
-	// may read other events than the capture: every event still open or
-	// to come goes to other. Two such lines exist. A carriage return not
-	// followed by a line feed ends a line for the event-stream format,
-	// but the SDKs split lines at line feeds only. A line with no colon
-	// is a field with an empty value for the format; go-sdk ends the
-	// stream there with an error, and mcp-go skips the line.
+	// diverged is set once the stream holds something the SDKs read
+	// apart from one another or from the capture, so that from there on
+	// they may read other events than the capture: every event still
+	// open or to come goes to other. A carriage return not followed by a
+	// line feed ends a line for the event-stream format, but the SDKs
+	// split lines at line feeds only. A line with no colon is a field
+	// with an empty value for the format; go-sdk ends the stream there
+	// with an error, and mcp-go skips the line. An event whose data the
+	// SDKs may read apart (see Capture.incoming) ends the stream for
+	// go-sdk and is skipped by mcp-go. And a last line the body leaves
+	// without a line break is read by go-sdk and dropped by mcp-go.
 	diverged  bool
 	afterCR   bool
 	dataLines int
-	started   bool // past the stream's first byte (where a BOM may stand)
-	bom       int  // bytes of a leading byte order mark seen so far
-	emit      func(*jsonScan)
-	other     func(*jsonScan) // for an event of another type
+	// emit reports whether the SDKs read the event's data alike (see
+	// Capture.incoming); when they may not, the stream diverges there.
+	emit  func(*jsonScan) bool
+	other func(*jsonScan) // for an event of another type
 }
 
-func newSSEStream(max int, emit, other func(*jsonScan)) *sseStream {
+func newSSEStream(max int, emit func(*jsonScan) bool, other func(*jsonScan)) *sseStream {
 	f := &sseStream{scan: jsonScan{max: max}, emit: emit, other: other}
 	f.scan.reset()
 	return f
 }
 
-var bom = [3]byte{0xEF, 0xBB, 0xBF}
-
-// write follows p.
+// write follows p. A byte order mark at the start of the stream is not
+// taken off, as the format would: neither SDK does, so it begins the
+// first field's name.
 func (f *sseStream) write(p []byte) {
 	i := 0
-	for !f.started && i < len(p) {
-		if p[i] == bom[f.bom] {
-			f.bom++
-			i++
-			if f.bom == len(bom) {
-				f.started = true
-			}
-			continue
-		}
-		if f.bom > 0 {
-			// Not a byte order mark after all: what was taken for one
-			// starts the first field's name.
-			for _, c := range bom[:f.bom] {
-				f.nameByte(c)
-			}
-			f.state = sseName
-		}
-		f.started = true
-	}
 	nl := -1 // the index of the next '\n' in p, or len(p); see sseData
 	for i < len(p) {
 		c := p[i]
@@ -232,7 +216,9 @@ func (f *sseStream) dispatch() {
 	}
 	switch {
 	case !notMessage && !f.diverged:
-		f.emit(&f.scan)
+		if !f.emit(&f.scan) {
+			f.diverged = true
+		}
 	case f.other != nil:
 		f.other(&f.scan)
 	}
@@ -241,8 +227,12 @@ func (f *sseStream) dispatch() {
 }
 
 // end is called at the end of the body: an event the server left open is
-// handed on too, as a lenient reader would take it.
+// handed on too, as both SDKs take it, unless a last line without a line
+// break (which only go-sdk reads) makes the stream diverge.
 func (f *sseStream) end() {
+	if f.state != sseLineStart || f.afterCR {
+		f.diverged = true
+	}
 	f.dispatch()
 	f.state = sseLineStart
 }

@@ -40,13 +40,12 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	emit := func(s *jsonScan) { t.c.incoming(s, x) }
 	switch media {
 	case "text/event-stream":
-		f := newSSEStream(t.c.maxBytes, emit, func(s *jsonScan) { t.c.incomingOther(s, x) })
+		f := newSSEStream(t.c.maxBytes, func(s *jsonScan) bool { return t.c.incoming(s, x) }, func(s *jsonScan) { t.c.incomingOther(s, x) })
 		resp.Body = &tapBody{rc: resp.Body, write: f.write, end: f.end}
 	case "application/json":
-		f := newJSONStream(t.c.maxBytes, emit)
+		f := newJSONStream(t.c.maxBytes, func(s *jsonScan) { t.c.incoming(s, x) })
 		resp.Body = &tapBody{rc: resp.Body, write: f.write, end: func() {}}
 	}
 	return resp, err

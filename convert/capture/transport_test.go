@@ -340,6 +340,27 @@ func TestAmbiguousAnswers(t *testing.T) {
 		{"colonless-line-after", "data: " + real + "\n\nstarting\ndata: " + decoy + "\n\n", nil, refBlock},
 		{"two-messages", "data: " + decoy + "\n\ndata: " + real + "\n\n", nil, textBlock},
 		{"other-type-notification", "event: log\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\ndata: " + real + "\n\n", nil, refBlock},
+		// Neither SDK takes a byte order mark off the stream: the first
+		// line names a field they ignore.
+		{"bom-before-decoy", "\xEF\xBB\xBFdata: " + decoy + "\n\ndata: " + real + "\n\n", nil, refBlock},
+		{"bom-line", "\xEF\xBB\xBF\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		// go-sdk trims each data line of all white space, form feeds
+		// included, and so reads the decoy, which mcp-go cannot decode
+		// and skips.
+		{"decoy-with-form-feed", "data: " + decoy[:10] + "\f\ndata: " + decoy[10:] + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		// go-sdk fails the stream at an event it cannot decode; mcp-go
+		// skips it.
+		{"undecodable-first", "data: starting\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"no-version", "data: " + strings.Replace(real, `"jsonrpc":"2.0",`, "", 1) + "\n\n", ErrAmbiguous, ""},
+		{"other-version", "data: " + strings.Replace(real, `"2.0"`, `"1.0"`, 1) + "\n\n", ErrAmbiguous, ""},
+		{"key-in-upper-case", "data: " + strings.Replace(real, `"id"`, `"ID"`, 1) + "\n\n", ErrAmbiguous, ""},
+		{"key-folded", "data: " + strings.Replace(real, `"result"`, `"re\u017fult"`, 1) + "\n\n", ErrAmbiguous, ""},
+		// At the end of the body, go-sdk reads a last line with no line
+		// break and mcp-go drops it.
+		{"colonless-last-line", "data: " + real + "\nstarting", ErrAmbiguous, ""},
+		{"data-last-line", "data: " + real, ErrAmbiguous, ""},
+		{"cr-last", "data: " + real + "\r", ErrAmbiguous, ""},
+		{"ends-after-data-line", "data: " + real + "\n", nil, refBlock},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
