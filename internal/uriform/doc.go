@@ -40,6 +40,21 @@
 //     two spellings share a key exactly when the client dials them alike;
 //     a name the client's lookup refuses is kept percent-encoded, with
 //     only its ASCII letters lower-cased, as the client then dials it.
+//   - A Unicode host name whose length alone shows that no client can
+//     dial it is not looked up: its ASCII form would have a label over 63
+//     bytes, or be over 253 bytes in all, which Go's resolver refuses.
+//     Every such name gets the same host in the key, a fixed name with a
+//     label over 63 bytes under ".invalid", so no name that can be dialed
+//     shares it. The lookup would encode the whole name, at a cost of its
+//     length times its number of distinct characters, and a server could
+//     send thousands of such uris. Merging them fails closed: a never on
+//     one withholds a uri with any other such host and the same rest, and
+//     none of them can be fetched anyway. The length is a lower bound
+//     counted before the mapping, leaving out the characters the mapping
+//     drops and allowing for the ones it composes into one, so a short
+//     name spelled long keeps the short name's key. A name the count does
+//     not rule out is looked up as above, even when its ASCII form then
+//     proves too long.
 //   - An IPv6 address is written in its shortest form; a zone is kept in
 //     its case (interface names are case-sensitive).
 //   - User information is dropped. It is no part of the request line, and

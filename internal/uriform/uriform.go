@@ -20,7 +20,9 @@ import (
 //
 //   - the scheme in lower case; the host name with its ASCII letters in
 //     lower case, a Unicode host name in the ASCII (punycode) form an HTTP
-//     client looks it up by, trailing dots dropped; a name that ends in a
+//     client looks it up by, trailing dots dropped (one too long for any
+//     client to dial is replaced by one fixed name that stands for them
+//     all, see the package documentation); a name that ends in a
 //     number read as the IPv4 address WHATWG URL parsers read it as (one to
 //     four parts, decimal, octal or hexadecimal) and written in dotted
 //     decimal; an IPv6 address in its shortest form, its zone in its own

@@ -1,0 +1,5 @@
+//go:build !race
+
+package uriform
+
+const raceEnabled = false
