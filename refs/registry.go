@@ -763,13 +763,6 @@ func (g *Registry) markedHere(uri string) (marked bool, key string, unsure bool)
 	return never, key, never && recUnsure
 }
 
-func (g *Registry) lookupURILocked(uri string) *record {
-	if rec := g.byURI[uri]; rec != nil {
-		return rec
-	}
-	return g.byURI[uriform.Canonical(uri)]
-}
-
 // trimLocked evicts least recently used records past the bound, and
 // returns snapshots of them when someone listens.
 func (g *Registry) trimLocked() []Record {
@@ -816,10 +809,9 @@ func (g *Registry) Lookup(id string) (rec Record, ok bool) {
 	return g.snapshotOf(id, "")
 }
 
-// snapshotOf returns a snapshot of the record [Registry.findLocked] finds.
+// snapshotOf returns a snapshot of the record [Registry.lockFind] finds.
 func (g *Registry) snapshotOf(id, uri string) (rec Record, ok bool) {
-	g.lock()
-	if r := g.findLocked(id, uri); r != nil {
+	if r := g.lockFind(id, uri); r != nil {
 		r.share(&rec)
 		ok = true
 	}
@@ -828,10 +820,9 @@ func (g *Registry) snapshotOf(id, uri string) (rec Record, ok bool) {
 	return rec, ok
 }
 
-// entryOf returns the entry of the record [Registry.findLocked] finds.
+// entryOf returns the entry of the record [Registry.lockFind] finds.
 func (g *Registry) entryOf(id, uri string) (e convert.Entry, ok bool) {
-	g.lock()
-	if r := g.findLocked(id, uri); r != nil {
+	if r := g.lockFind(id, uri); r != nil {
 		r.fill(&e)
 		ok = true
 	}
@@ -840,18 +831,29 @@ func (g *Registry) entryOf(id, uri string) (e convert.Entry, ok bool) {
 	return e, ok
 }
 
-// findLocked returns the record for uri, in any spelling of it, or when
-// uri is empty the record for id, which becomes the most recently used;
-// nil when the registry holds none.
-func (g *Registry) findLocked(id, uri string) *record {
-	if uri != "" {
-		return g.lookupURILocked(uri)
+// lockFind takes the registry's lock and returns the record for uri, in
+// any spelling of it, or when uri is empty the record for id, which
+// becomes the most recently used; nil when the registry holds none. The
+// lock is held when it returns. A uri that is not itself a key the
+// registry holds is keyed with the lock let go, as markedHere does: a
+// key can cost as much as the uri is long, and other calls need not wait
+// for it.
+func (g *Registry) lockFind(id, uri string) *record {
+	g.lock()
+	if uri == "" {
+		r := g.byID[id]
+		if r != nil {
+			g.order.touch(r)
+		}
+		return r
 	}
-	r := g.byID[id]
-	if r != nil {
-		g.order.touch(r)
+	if rec := g.byURI[uri]; rec != nil {
+		return rec
 	}
-	return r
+	g.mu.Unlock()
+	key := uriform.Canonical(uri)
+	g.lock()
+	return g.byURI[key]
 }
 
 // Resolve is Lookup with an explanation: for an id the registry does not
