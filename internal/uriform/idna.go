@@ -50,12 +50,12 @@ func unicodeHostForm(lower string) (string, bool) {
 }
 
 // undialableHost is the key's host for every Unicode host name too long
-// for any client to dial. Its one label is longer than the 63 bytes a
+// for any client to dial. Its first label is longer than the 63 bytes a
 // DNS label may hold, so no host that can be dialed shares it, and it is
 // lower-case ASCII, so a key holding it is its own key and takes
 // [Canonical]'s fast path. A server that writes it as a host names
 // nothing that can be dialed either.
-const undialableHost = "undialable-name-its-ascii-form-would-be-longer-than-dns-allows.invalid"
+const undialableHost = "undialable-host-name-whose-ascii-form-would-be-longer-than-dns-allows.invalid"
 
 // maxComposed is the most code points normalization to NFC composes into
 // one: no character's canonical decomposition is longer.

@@ -51,6 +51,9 @@ func TestUndialableHostsShareOneKey(t *testing.T) {
 	if !plainCanonical(want) {
 		t.Errorf("the fixed host's key %q does not take the fast path", want)
 	}
+	if label, _, _ := strings.Cut(undialableHost, "."); len(label) <= 63 {
+		t.Errorf("the fixed host's label is %d bytes: a DNS name could hold it", len(label))
+	}
 	for _, h := range undialableHosts() {
 		uri := "https://" + h + "/p?q=1"
 		key := Canonical(uri)
