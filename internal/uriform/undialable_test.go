@@ -124,8 +124,9 @@ func TestDialableHostsKeepTheirLookup(t *testing.T) {
 // whenever the client's lookup drops r from "a"+r+"b" (it dials "ab"),
 // mayVanish(r) holds: a character the lookup drops must not count toward
 // a name's length. It also checks that the dialed name holds a dot
-// exactly when r is one of the four full stops mayBeDialed splits at. It takes a few seconds, and is skipped under -short
-// and under the race detector, which makes it many times slower.
+// exactly when r is one of the four full stops mayBeDialed splits at. It
+// takes a few seconds, and is skipped under -short and under the race
+// detector, which makes it many times slower; .ci/run runs it without.
 func TestMayVanishCoversTheLookup(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("sweeps every code point through net/http's Transport")
