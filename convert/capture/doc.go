@@ -43,14 +43,20 @@
 //     where go-sdk ends the stream and mcp-go skips the line; a last
 //     line the body leaves without a line break, which only go-sdk
 //     reads); for any event from one go-sdk cannot decode on (not JSON,
-//     a batch, a message without "jsonrpc": "2.0", or with its member
-//     names in another letter case), where go-sdk ends the stream and
+//     a batch, a message without "jsonrpc": "2.0", with a member named
+//     twice, in another letter case or of another type than go-sdk
+//     takes, or nested 1000 deep), where go-sdk ends the stream and
 //     mcp-go reads on (in a JSON body or over stdio, for the call that
-//     message answers); over stdio, for a message spanning lines, which
+//     message answers); for a call whose stream first carries a
+//     response to another request, which mcp-go takes as the call's
+//     answer whatever its id; over stdio, for a message spanning lines, which
 //     go-sdk decodes whole and mcp-go line by line; and for a call held
 //     by its id that is answered twice, differently. A byte order mark
 //     at the start of an event stream is not taken off, as neither SDK
-//     takes it off.
+//     takes it off; an event of one blank data line, which both skip, is
+//     skipped; a numeric id is read as go-sdk reads it, cut to an
+//     integer (1.5 answers the request 1); a response with an error
+//     gives no result, as the call fails for both.
 //   - Over stdio the capture reads JSON across lines, as go-sdk does. A
 //     server's stray line that starts like JSON but is none ("[starting
 //     up") leaves it unable to find later messages: their calls get

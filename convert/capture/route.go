@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 )
 
 // callInfo is what the capture learned of a request the client sent.
@@ -21,6 +23,9 @@ type link interface {
 	route(id string) (callInfo, bool)
 	// forget drops a request whose answer will not come.
 	forget(id string)
+	// others returns the requests this connection still waits on that a
+	// response with this id, not one of them, may be taken for.
+	others(id string) []string
 }
 
 // blockList decodes a content member: a JSON array's elements, each kept
@@ -47,15 +52,59 @@ func (b *blockList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// inMessage is the part of a message from a server the capture reads.
+// inMessage is a message from a server, each member raw. Found by its
+// name in any letter case, as encoding/json finds it; a text whose keys
+// differ from go-sdk's exact names in case never gets here (see
+// Capture.incoming).
 type inMessage struct {
 	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	Method json.RawMessage `json:"method"`
 	Params json.RawMessage `json:"params"`
-	Result *struct {
-		Content blockList `json:"content"`
-		IsError bool      `json:"isError"`
-	} `json:"result"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// method returns the message's method and whether it names one. As for
+// both SDKs, a "method" member makes the message a request or a
+// notification whatever its value, "" and null included; ok is false
+// when the value is not a string or null, which go-sdk refuses.
+func (m *inMessage) method() (method string, has, ok bool) {
+	if len(m.Method) == 0 {
+		return "", false, true
+	}
+	err := json.Unmarshal(m.Method, &method)
+	return method, true, err == nil
+}
+
+// wireError is the shape go-sdk decodes an "error" member into; a value
+// of another shape fails the whole message.
+type wireError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// toolResult is what the capture reads of a result: its content blocks,
+// when "content" is an array, and isError. ok is false when the result
+// names one of those members in another letter case (go-sdk reads the
+// exact names, mcp-go any case) or isError is not a boolean.
+func toolResult(raw json.RawMessage) (content blockList, isError, ok bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return blockList{}, false, true // not an object: no content
+	}
+	for k := range members {
+		if (k != "content" && strings.EqualFold(k, "content")) || (k != "isError" && strings.EqualFold(k, "isError")) {
+			return blockList{}, false, false
+		}
+	}
+	if v, has := members["isError"]; has && json.Unmarshal(v, &isError) != nil {
+		return blockList{}, false, false
+	}
+	if v, has := members["content"]; has {
+		_ = content.UnmarshalJSON(v)
+	}
+	return content, isError, true
 }
 
 // outMessage is the part of a message from the client the capture reads.
@@ -96,20 +145,29 @@ func each(data []byte, fn func([]byte)) {
 	}
 }
 
-// canonID returns a JSON-RPC id as compact JSON text, or "" for none.
+// canonID returns a JSON-RPC id as compact JSON text, or "" for none. A
+// number is read as go-sdk reads it: as a float64, then cut to the
+// int64 below it, so 2, 2.0 and 2.5 are all the id 2.
 func canonID(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	if raw[0] != '"' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+	if raw[0] == '"' {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) != nil {
+			return ""
+		}
+		return b.String()
+	}
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return "" // an id is a string or a number
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || !json.Valid(raw) {
 		return ""
 	}
-	return b.String()
+	return strconv.FormatInt(int64(f), 10)
 }
 
 // unquote returns the string a noted JSON string value holds, or "".
@@ -130,43 +188,72 @@ func answersTool(method string) bool {
 // incoming handles one JSON text a server sent, on l, and reports whether
 // the SDKs read it alike. go-sdk fails the whole stream at a text that is
 // not one JSON-RPC message it can decode, while mcp-go and the capture
-// read more: a batch, a message without "jsonrpc": "2.0", or one whose
-// member names differ from the protocol's in letter case (or are
-// escaped). Such a text is handled as one the SDKs read differently: a
-// response in it marks its call ambiguous, and it reports false.
+// read more: a batch; a message without "jsonrpc": "2.0", with a member
+// named twice, in another letter case or escaped, nested 1000 deep, or
+// with a method or error of the wrong type; a result naming its content
+// in another letter case. Such a text is handled as one the SDKs read
+// differently: a response in it marks its call ambiguous, and it reports
+// false.
 func (c *Capture) incoming(s *jsonScan, l link) bool {
 	if s.over {
 		c.incomingTooLarge(canonID(s.id), unquote(s.method), l)
 		return true
 	}
 	var m inMessage
-	if !s.obj || s.variant || string(s.version) != `"2.0"` || !decode(s.buf, &m) {
+	if !s.obj || s.variant || string(s.version) != `"2.0"` || json.Unmarshal(s.buf, &m) != nil || !c.incomingOne(&m, l) {
 		c.incomingOther(s, l)
 		return false
 	}
-	c.incomingOne(&m, l)
 	return true
 }
 
-func (c *Capture) incomingOne(m *inMessage, l link) {
+// incomingOne handles one message that go-sdk decodes as the others do,
+// and reports false, having done nothing, for one it does not.
+func (c *Capture) incomingOne(m *inMessage, l link) bool {
 	id := canonID(m.ID)
-	switch {
-	case m.Method != "":
+	method, hasMethod, ok := m.method()
+	if !ok || (id == "" && !isNull(m.ID)) {
+		return false
+	}
+	if hasMethod {
 		if id == "" {
-			c.notify(m.Method, m.Params)
+			c.notify(method, m.Params)
 		}
 		// A request from the server is neither a result nor a
 		// notification.
-	case id != "":
-		info, _ := l.route(id)
-		if m.Result == nil || !m.Result.Content.list {
-			return
-		}
-		c.keep(info.token, held{
-			res:  Result{ID: id, Method: info.method, Content: m.Result.Content.blocks, IsError: m.Result.IsError},
-			size: m.Result.Content.size,
-		})
+		return true
 	}
+	if id == "" {
+		return false // a response to no request, which go-sdk refuses
+	}
+	failed := !isNull(m.Error)
+	if failed && json.Unmarshal(m.Error, new(wireError)) != nil {
+		return false
+	}
+	content, isError, ok := toolResult(m.Result)
+	if !ok {
+		return false
+	}
+	// mcp-go hands a request the first response on its stream, whatever
+	// its id: a response to another request marks that request ambiguous.
+	for _, other := range l.others(id) {
+		c.otherAnswer(other, "", l)
+	}
+	info, _ := l.route(id)
+	if failed || !content.list {
+		return true // an error, or no content: no result to keep
+	}
+	c.keep(info.token, held{
+		res:  Result{ID: id, Method: info.method, Content: content.blocks, IsError: isError},
+		size: content.size,
+	})
+	return true
+}
+
+// isNull reports whether a raw member is absent or null.
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
 }
 
 // incomingTooLarge handles a message from a server that was larger than
@@ -195,12 +282,7 @@ func (c *Capture) incomingOther(s *jsonScan, l link) {
 		c.otherAnswer(canonID(s.id), unquote(s.method), l)
 		return
 	}
-	each(s.buf, func(data []byte) {
-		var m inMessage
-		if decode(data, &m) {
-			c.otherAnswer(canonID(m.ID), m.Method, l)
-		}
-	})
+	each(s.buf, func(data []byte) { c.otherMessage(data, l) })
 }
 
 // incomingSpanning handles, over stdio, one JSON text a server sent
@@ -218,11 +300,22 @@ func (c *Capture) incomingSpanning(s *jsonScan, p *pipe) {
 	}
 	c.incomingOther(s, p)
 	for _, line := range bytes.Split(s.buf, []byte("\n")) {
-		var m inMessage
-		if decode(line, &m) {
-			c.otherAnswer(canonID(m.ID), m.Method, p)
-		}
+		c.otherMessage(line, p)
 	}
+}
+
+// otherMessage marks ambiguous the call a message the SDKs read
+// differently answers, if it may answer one: unless it names a method
+// both read as one (a string, or null).
+func (c *Capture) otherMessage(data []byte, l link) {
+	var m inMessage
+	if !decode(data, &m) {
+		return
+	}
+	if _, has, ok := m.method(); has && ok {
+		return // a request or notification for both SDKs
+	}
+	c.otherAnswer(canonID(m.ID), "", l)
 }
 
 // otherAnswer marks ambiguous the call that a message with id id and

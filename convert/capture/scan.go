@@ -52,11 +52,20 @@ type jsonScan struct {
 	id      []byte
 	method  []byte
 	// version is the raw value of the top-level "jsonrpc" member, and
-	// variant is set when a top-level key is escaped, or is one of the
-	// message's members in another letter case (see Capture.incoming).
+	// variant is set when the text is not one go-sdk decodes as the
+	// others do (see Capture.incoming): a top-level key is escaped, is
+	// one of the message's members in another letter case or again, or
+	// the text nests maxSDKDepth deep. seen holds a bit for each of
+	// messageKeys met at the top level.
 	version []byte
 	variant bool
+	seen    uint8
 }
+
+// maxSDKDepth is the nesting at which go-sdk refuses a message (it allows
+// 1000 levels); the capture counts the top-level value as one and is
+// stricter by one level at most.
+const maxSDKDepth = 1000
 
 // reset makes the scan ready for the next text.
 func (s *jsonScan) reset() {
@@ -68,7 +77,7 @@ func (s *jsonScan) reset() {
 	s.depth, s.inStr, s.esc, s.began, s.obj = 0, false, false, false, false
 	s.member, s.noting, s.tooLong = memberKey, noteNone, false
 	s.note = s.note[:0]
-	s.id, s.method, s.version, s.variant = nil, nil, nil, false
+	s.id, s.method, s.version, s.variant, s.seen = nil, nil, nil, false, 0
 }
 
 // keep appends p to the text's bytes, unless that would pass the bound.
@@ -176,6 +185,9 @@ func (s *jsonScan) step(c byte) {
 		}
 	case '{', '[':
 		s.depth++
+		if s.depth >= maxSDKDepth {
+			s.variant = true
+		}
 		switch {
 		case s.depth == 1:
 			s.began, s.obj = true, c == '{'
@@ -237,22 +249,26 @@ func (s *jsonScan) keyDone() {
 	if s.tooLong {
 		return
 	}
-	switch key := string(s.note); key {
+	key := string(s.note)
+	switch key {
 	case "id":
 		s.noting = noteID
 	case "method":
 		s.noting = noteMethod
 	case "jsonrpc":
 		s.noting = noteVersion
-	default:
-		if bytes.IndexByte(s.note, '\\') >= 0 {
+	}
+	if bytes.IndexByte(s.note, '\\') >= 0 {
+		s.variant = true
+		return
+	}
+	for i, m := range messageKeys {
+		switch {
+		case key == m:
+			s.variant = s.variant || s.seen&(1<<i) != 0
+			s.seen |= 1 << i
+		case strings.EqualFold(key, m):
 			s.variant = true
-			return
-		}
-		for _, m := range messageKeys {
-			if key != m && strings.EqualFold(key, m) {
-				s.variant = true
-			}
 		}
 	}
 }

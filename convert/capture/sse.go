@@ -214,6 +214,14 @@ func (f *sseStream) dispatch() {
 	if f.dataLines == 0 {
 		return
 	}
+	if f.dataLines == 1 && !f.scan.over && len(bytes.TrimSpace(f.scan.buf)) == 0 {
+		// One data line of white space, as a server priming its client
+		// to resume writes it: both SDKs skip the event (go-sdk trims
+		// the line to nothing).
+		f.scan.reset()
+		f.dataLines = 0
+		return
+	}
 	switch {
 	case !notMessage && !f.diverged:
 		if !f.emit(&f.scan) {

@@ -168,6 +168,10 @@ func (p *pipe) pendingIDs() []string {
 	return ids
 }
 
+// others returns nothing: over stdio both SDKs match a response to its
+// request by id.
+func (p *pipe) others(string) []string { return nil }
+
 func (p *pipe) forget(id string) {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()

@@ -121,6 +121,22 @@ func (x *exchange) route(id string) (callInfo, bool) {
 	return callInfo{}, false
 }
 
+// others returns, when id is none of the requests this exchange's body
+// carried and still waits on, those requests: mcp-go hands the first
+// response on a request's stream to that request, whatever its id.
+func (x *exchange) others(id string) []string {
+	x.c.mu.Lock()
+	defer x.c.mu.Unlock()
+	if _, ok := x.calls[id]; ok {
+		return nil
+	}
+	ids := make([]string, 0, len(x.calls))
+	for other := range x.calls {
+		ids = append(ids, other)
+	}
+	return ids
+}
+
 func (x *exchange) forget(id string) {
 	x.c.mu.Lock()
 	defer x.c.mu.Unlock()

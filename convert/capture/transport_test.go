@@ -361,6 +361,25 @@ func TestAmbiguousAnswers(t *testing.T) {
 		{"data-last-line", "data: " + real, ErrAmbiguous, ""},
 		{"cr-last", "data: " + real + "\r", ErrAmbiguous, ""},
 		{"ends-after-data-line", "data: " + real + "\n", nil, refBlock},
+		// mcp-go hands a call the first response on its stream, whatever
+		// its id; go-sdk reads 1.5 as the id 1, so both take that decoy.
+		{"other-id-first", "data: " + strings.Replace(decoy, `"id":1`, `"id":"elsewhere"`, 1) + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"fractional-id-first", "data: " + strings.Replace(decoy, `"id":1`, `"id":1.5`, 1) + "\n\ndata: " + real + "\n\n", nil, textBlock},
+		// A method member, even empty, makes a request for both SDKs.
+		{"empty-method", "data: " + strings.Replace(decoy, `"result"`, `"method":"","result"`, 1) + "\n\ndata: " + real + "\n\n", nil, refBlock},
+		// An error fails the call for both SDKs, whatever else is there.
+		{"result-and-error", "data: " + strings.Replace(real, `"result"`, `"error":{"code":-1,"message":"no"},"result"`, 1) + "\n\n", ErrNotCaptured, ""},
+		{"error-null", "data: " + strings.Replace(real, `"result"`, `"error":null,"result"`, 1) + "\n\n", nil, refBlock},
+		// What go-sdk's strict decoding refuses and mcp-go reads.
+		{"error-not-an-object", "data: " + strings.Replace(real, `"result"`, `"error":"x","result"`, 1) + "\n\n", ErrAmbiguous, ""},
+		{"method-not-a-string", "data: " + strings.Replace(real, `"result"`, `"method":5,"result"`, 1) + "\n\n", ErrAmbiguous, ""},
+		{"result-twice", "data: " + strings.TrimSuffix(decoy, "}") + `,"result":{"isError":false}}` + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"content-key-case", "data: " + strings.Replace(decoy, `"content"`, `"Content"`, 1) + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"nested-1000-deep", "data: " + strings.Replace(real, `"result"`, `"pad":`+strings.Repeat("[", 1000)+strings.Repeat("]", 1000)+`,"result"`, 1) + "\n\n", ErrAmbiguous, ""},
+		{"id-missing", "data: " + strings.Replace(decoy, `"id":1,`, "", 1) + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		// An event of one blank data line, as a server priming its
+		// client to resume writes: both SDKs skip it.
+		{"priming-event", "id: 1\ndata: \n\ndata: " + real + "\n\n", nil, refBlock},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

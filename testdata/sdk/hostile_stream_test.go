@@ -40,8 +40,14 @@ func scriptedServer(t *testing.T, answer func(id string) string) *httptest.Serve
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}}`, m.ID)
 		case m.Method == "tools/call":
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, answer(string(m.ID)))
+			a := answer(string(m.ID))
+			if j, ok := strings.CutPrefix(a, jsonBody); ok {
+				w.Header().Set("Content-Type", "application/json")
+				a = j
+			} else {
+				w.Header().Set("Content-Type", "text/event-stream")
+			}
+			_, _ = io.WriteString(w, a)
 		case len(m.ID) > 0:
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"not here"}}`, m.ID)
@@ -52,6 +58,9 @@ func scriptedServer(t *testing.T, answer func(id string) string) *httptest.Serve
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// jsonBody, before an answer, sends it as an application/json body.
+const jsonBody = "\x00json\x00"
 
 // textAnswer is a tools/call result holding one text block.
 func textAnswer(id, text string) string {
@@ -91,6 +100,48 @@ var hostileStreams = []struct {
 	}},
 	{"id-in-upper-case", false, func(id string) string {
 		return "data: " + strings.Replace(textAnswer(id, "real"), `"id"`, `"ID"`, 1) + "\n\n"
+	}},
+	// mcp-go hands a call the first response on its stream, whatever
+	// its id; go-sdk reads a fractional id as the integer below it.
+	{"decoy-other-id-first", false, func(id string) string {
+		return "data: " + textAnswer(`"elsewhere"`, "decoy") + "\n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	{"decoy-fractional-id-first", false, func(id string) string {
+		return "data: " + textAnswer(id+".5", "decoy") + "\n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	// Messages go-sdk decodes strictly (exact key case at every level,
+	// typed members, a method key present meaning a request, nesting up
+	// to 1000) and both SDKs read as failures.
+	{"result-and-error", false, func(id string) string {
+		return "data: " + strings.Replace(textAnswer(id, "real"), `"result"`, `"error":{"code":-32000,"message":"failed"},"result"`, 1) + "\n\n"
+	}},
+	{"result-twice-merged", false, func(id string) string {
+		a := textAnswer(id, "decoy")
+		return "data: " + a[:len(a)-1] + `,"result":{"isError":false}}` + "\n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	{"nested-key-case-decoy", false, func(id string) string {
+		a := textAnswer(id, "decoy")
+		return "data: " + strings.Replace(a, `"content":[`, `"Content":[`, 1) + "\n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	{"empty-method-decoy", false, func(id string) string {
+		return "data: " + strings.Replace(textAnswer(id, "decoy"), `"result"`, `"method":"","result"`, 1) + "\n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	{"method-not-a-string", false, func(id string) string {
+		return "data: " + strings.Replace(textAnswer(id, "real"), `"result"`, `"method":5,"result"`, 1) + "\n\n"
+	}},
+	{"error-not-an-object", false, func(id string) string {
+		return "data: " + strings.Replace(textAnswer(id, "real"), `"result"`, `"error":"x","result"`, 1) + "\n\n"
+	}},
+	{"nested-past-1000", false, func(id string) string {
+		return "data: " + strings.Replace(textAnswer(id, "real"), `"result"`, `"pad":`+strings.Repeat("[", 1001)+strings.Repeat("]", 1001)+`,"result"`, 1) + "\n\n"
+	}},
+	// An event with an id and empty data, as a resumable server primes
+	// its client with: both SDKs skip it.
+	{"priming-event", true, func(id string) string {
+		return "id: 1\ndata: \n\ndata: " + textAnswer(id, "real") + "\n\n"
+	}},
+	{"json-body-result-and-error", false, func(id string) string {
+		return jsonBody + strings.Replace(textAnswer(id, "real"), `"result"`, `"error":{"code":-32000,"message":"failed"},"result"`, 1)
 	}},
 }
 
