@@ -32,7 +32,10 @@ type Options struct {
 	// MaxBytes is the largest JSON-RPC message the capture reads whole,
 	// in bytes: a larger tool result is kept only as a mark that it was
 	// too large, and a larger notification is not kept. The SDK still
-	// reads every byte. Zero means DefaultMaxBytes.
+	// reads every byte. Zero means DefaultMaxBytes. A host that bounds
+	// the SDK's own reading lower (go-sdk's MaxEventSize) sets MaxBytes
+	// no higher: a result the SDK refuses as too large is otherwise
+	// still captured.
 	MaxBytes int
 	// MaxPendingBytes bounds the content bytes of all untaken results
 	// together; past it, the oldest results are let go. Zero means

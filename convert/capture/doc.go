@@ -56,7 +56,9 @@
 //     takes it off; an event of one blank data line, which both skip, is
 //     skipped; a numeric id is read as go-sdk reads it, cut to an
 //     integer (1.5 answers the request 1); a response with an error
-//     gives no result, as the call fails for both.
+//     gives no result, as the call fails for both; and of an
+//     application/json body only the first JSON value is read, and none
+//     after other bytes than white space, as both SDKs decode it.
 //   - Over stdio the capture reads JSON across lines, as go-sdk does. A
 //     server's stray line that starts like JSON but is none ("[starting
 //     up") leaves it unable to find later messages: their calls get

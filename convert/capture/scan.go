@@ -303,11 +303,17 @@ func (s *jsonScan) valueDone() {
 // differently (go-sdk decodes JSON across lines; mcp-go reads each line
 // alone, skips those that do not parse, and may find another message in
 // one of them), so what the SDK took from it is not known.
+//
+// A body stream (one application/json body) reads its first text only,
+// as both SDKs decode only the body's first JSON value, and nothing at
+// all when other bytes than white space come before it.
 type jsonStream struct {
 	scan    jsonScan
 	inValue bool
 	junk    bool
 	spans   bool // the text being read holds a line break
+	body    bool // a body stream
+	done    bool // a body stream past its first text
 	emit    func(*jsonScan)
 	spanned func(*jsonScan)
 }
@@ -324,9 +330,16 @@ func newLineStream(max int, emit, spanned func(*jsonScan)) *jsonStream {
 	return f
 }
 
+// newBodyStream is newJSONStream for one application/json body.
+func newBodyStream(max int, emit func(*jsonScan)) *jsonStream {
+	f := newJSONStream(max, emit)
+	f.body = true
+	return f
+}
+
 // write follows p.
 func (f *jsonStream) write(p []byte) {
-	for len(p) > 0 {
+	for len(p) > 0 && !f.done {
 		if !f.inValue {
 			i := 0
 		skip:
@@ -346,6 +359,10 @@ func (f *jsonStream) write(p []byte) {
 				case ' ', '\t', '\r', '\n':
 					i++
 				default:
+					if f.body {
+						f.done = true
+						return
+					}
 					f.junk = true
 				}
 			}
@@ -362,6 +379,7 @@ func (f *jsonStream) write(p []byte) {
 		p = p[n:]
 		if ended {
 			f.inValue = false
+			f.done = f.body
 			if f.spans && f.spanned != nil {
 				f.spanned(&f.scan)
 			} else {

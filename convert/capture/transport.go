@@ -45,7 +45,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		f := newSSEStream(t.c.maxBytes, func(s *jsonScan) bool { return t.c.incoming(s, x) }, func(s *jsonScan) { t.c.incomingOther(s, x) })
 		resp.Body = &tapBody{rc: resp.Body, write: f.write, end: f.end}
 	case "application/json":
-		f := newJSONStream(t.c.maxBytes, func(s *jsonScan) { t.c.incoming(s, x) })
+		f := newBodyStream(t.c.maxBytes, func(s *jsonScan) { t.c.incoming(s, x) })
 		resp.Body = &tapBody{rc: resp.Body, write: f.write, end: func() {}}
 	}
 	return resp, err

@@ -401,6 +401,38 @@ func TestAmbiguousAnswers(t *testing.T) {
 	}
 }
 
+// TestJSONBodyFirstValue: of an application/json body both SDKs decode
+// the first JSON value only, and nothing when other bytes than white
+// space come before it; the capture reads the body as they do.
+func TestJSONBodyFirstValue(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`
+	for _, tt := range []struct {
+		name, body string
+		want       error
+	}{
+		{"alone", " \n" + answer + "\n", nil},
+		{"then-more", answer + "\n" + note + "\nok", nil},
+		{"junk-first", "ok\n" + answer, ErrNotCaptured},
+		{"bom-first", "\xEF\xBB\xBF" + answer, ErrNotCaptured},
+		{"notification-first", note + "\n" + answer, ErrNotCaptured},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tt.body)
+			}))
+			tap := New(Options{})
+			client := &http.Client{Transport: tap.Transport(nil)}
+			ctx := WithCall(context.Background())
+			post(t, client, ctx, srv.URL, toolCall("1", nil))
+			if _, err := tap.Blocks(ctx); !errors.Is(err, tt.want) {
+				t.Errorf("Blocks: %v; want %v", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestAmbiguousByID: two different answers kept by their id, for a
 // request that carried no call, leave only the ambiguity; the same answer
 // twice, as a resumed stream may replay it, is one answer.

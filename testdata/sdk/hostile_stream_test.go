@@ -140,6 +140,17 @@ var hostileStreams = []struct {
 	{"priming-event", true, func(id string) string {
 		return "id: 1\ndata: \n\ndata: " + textAnswer(id, "real") + "\n\n"
 	}},
+	// An application/json body: both SDKs decode its first JSON value
+	// only, and fail on anything but white space before it.
+	{"json-body-then-notification", false, func(id string) string {
+		return jsonBody + textAnswer(id, "real") + "\n" + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	}},
+	{"json-body-trailing-junk", false, func(id string) string { return jsonBody + textAnswer(id, "real") + "\nok" }},
+	{"json-body-leading-junk-line", false, func(id string) string { return jsonBody + "ok\n" + textAnswer(id, "real") }},
+	{"json-body-bom-line", false, func(id string) string { return jsonBody + "\xEF\xBB\xBF\n" + textAnswer(id, "real") }},
+	{"json-body-notification-first", false, func(id string) string {
+		return jsonBody + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` + "\n" + textAnswer(id, "real")
+	}},
 	{"json-body-result-and-error", false, func(id string) string {
 		return jsonBody + strings.Replace(textAnswer(id, "real"), `"result"`, `"error":{"code":-32000,"message":"failed"},"result"`, 1)
 	}},
@@ -206,7 +217,7 @@ func TestCaptureNeverOutguessesTheSDK(t *testing.T) {
 		for _, tt := range hostileStreams {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				srv := scriptedServer(t, tt.stream)
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				tap := capture.New(capture.Options{})
 				callCtx := capture.WithCall(ctx)
