@@ -49,9 +49,12 @@
 //     mcp-go reads on (in a JSON body or over stdio, for the call that
 //     message answers); for a call whose stream first carries a
 //     response to another request, which mcp-go takes as the call's
-//     answer whatever its id; over stdio, for a message spanning lines, which
-//     go-sdk decodes whole and mcp-go line by line; and for a call held
-//     by its id that is answered twice, differently. A byte order mark
+//     answer whatever its id; over stdio, for a message spanning lines,
+//     which go-sdk decodes whole and mcp-go line by line, and for a
+//     message followed on its line by another byte than a line break
+//     (go-sdk fails the connection there, mcp-go cannot parse the line),
+//     and every message after it; and for a call held by its id that is
+//     answered twice, differently. A byte order mark
 //     at the start of an event stream is not taken off, as neither SDK
 //     takes it off; an event of one blank data line, which both skip, is
 //     skipped; a numeric id is read as go-sdk reads it, cut to an

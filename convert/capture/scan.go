@@ -316,6 +316,15 @@ type jsonStream struct {
 	done    bool // a body stream past its first text
 	emit    func(*jsonScan)
 	spanned func(*jsonScan)
+	// A line stream's text followed on its line by another byte than a
+	// line break is read apart: go-sdk fails the connection at it, and
+	// mcp-go cannot parse the line. The text that just ended is handed
+	// to trailing (by its noted id and method) once such a byte follows
+	// it, and every later text to spanned. ended says a text ended and no
+	// byte has followed it yet; endedID and endedMethod are its notes.
+	trailing             func(id, method []byte)
+	ended, diverged      bool
+	endedID, endedMethod []byte
 }
 
 func newJSONStream(max int, emit func(*jsonScan)) *jsonStream {
@@ -323,10 +332,11 @@ func newJSONStream(max int, emit func(*jsonScan)) *jsonStream {
 }
 
 // newLineStream is newJSONStream for a stream of lines, handing a text
-// that spans lines to spanned.
-func newLineStream(max int, emit, spanned func(*jsonScan)) *jsonStream {
+// that spans lines to spanned, and one a byte other than a line break
+// follows on its line to trailing.
+func newLineStream(max int, emit, spanned func(*jsonScan), trailing func(id, method []byte)) *jsonStream {
 	f := newJSONStream(max, emit)
-	f.spanned = spanned
+	f.spanned, f.trailing = spanned, trailing
 	return f
 }
 
@@ -340,6 +350,13 @@ func newBodyStream(max int, emit func(*jsonScan)) *jsonStream {
 // write follows p.
 func (f *jsonStream) write(p []byte) {
 	for len(p) > 0 && !f.done {
+		if f.ended {
+			f.ended = false
+			if p[0] != '\n' && p[0] != '\r' {
+				f.diverged = true
+				f.trailing(f.endedID, f.endedMethod)
+			}
+		}
 		if !f.inValue {
 			i := 0
 		skip:
@@ -380,10 +397,15 @@ func (f *jsonStream) write(p []byte) {
 		if ended {
 			f.inValue = false
 			f.done = f.body
-			if f.spans && f.spanned != nil {
+			if (f.spans || f.diverged) && f.spanned != nil {
 				f.spanned(&f.scan)
 			} else {
 				f.emit(&f.scan)
+			}
+			if f.trailing != nil {
+				f.ended = true
+				f.endedID = append(f.endedID[:0], f.scan.id...)
+				f.endedMethod = append(f.endedMethod[:0], f.scan.method...)
 			}
 			f.spans = false
 			f.scan.reset()

@@ -19,7 +19,8 @@ import (
 // result [Capture.Take] should find carries [Meta] in its params' _meta.
 func (c *Capture) Stdio(r io.Reader, w io.Writer) (io.ReadCloser, io.WriteCloser) {
 	p := &pipe{c: c, pending: newBounded[callInfo](c.maxPending, 0, nil)}
-	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) }, func(s *jsonScan) { c.incomingSpanning(s, p) })
+	in := newLineStream(c.maxBytes, func(s *jsonScan) { c.incoming(s, p) }, func(s *jsonScan) { c.incomingSpanning(s, p) },
+		p.trailingAnswer)
 	out := newJSONStream(c.maxBytes, func(s *jsonScan) { c.outgoing(s, "", p) })
 	return &stdioReader{r: r, f: in}, &stdioWriter{w: w, f: out}
 }
@@ -142,6 +143,12 @@ func (o childOutput) Read(p []byte) (int, error) {
 type pipe struct {
 	c       *Capture
 	pending *bounded[callInfo] // under c.mu
+	// routed is the request the last response routed answered, and
+	// routedID its id, so that a byte the server writes after that
+	// response on its line can still mark its call (see trailingAnswer).
+	// Under c.mu.
+	routed   callInfo
+	routedID string
 }
 
 func (p *pipe) record(id string, info callInfo) {
@@ -153,7 +160,32 @@ func (p *pipe) record(id string, info callInfo) {
 func (p *pipe) route(id string) (callInfo, bool) {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
-	return p.pending.take(id)
+	info, ok := p.pending.take(id)
+	if ok {
+		p.routed, p.routedID = info, id
+	}
+	return info, ok
+}
+
+// trailingAnswer marks ambiguous the call a response with this id and
+// method answers, once the server wrote another byte than a line break
+// after it on its line: go-sdk fails the connection there, and mcp-go
+// cannot parse the line.
+func (p *pipe) trailingAnswer(id, method []byte) {
+	canon, m := canonID(id), unquote(method)
+	if m != "" || canon == "" {
+		return // a notification or a request
+	}
+	p.c.mu.Lock()
+	info, routed := p.routed, p.routedID == canon
+	p.c.mu.Unlock()
+	if !routed {
+		p.c.otherAnswer(canon, "", p) // not routed yet: route it now
+		return
+	}
+	if answersTool(info.method) {
+		p.c.keep(info.token, held{res: Result{ID: canon, Method: info.method}, ambiguous: true})
+	}
 }
 
 // pendingIDs returns the ids of the requests whose answers are

@@ -298,6 +298,40 @@ func TestStdioSpanningOversized(t *testing.T) {
 	wantAmbiguous(t, New(Options{MaxBytes: 256}), out)
 }
 
+// TestStdioTrailingBytes: a response followed on its line by another byte
+// than a line break is read apart (go-sdk fails the connection at that
+// byte, mcp-go cannot parse the line), so its call is ambiguous, and so
+// is any call answered after it; a line break, CRLF included, is fine.
+func TestStdioTrailingBytes(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[` + refBlock + `]}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`
+	for name, out := range map[string]string{
+		"space":           answer + " \n",
+		"tab":             answer + "\t\n",
+		"junk":            answer + "ok\n",
+		"two-on-one-line": answer + note + "\n",
+		"after-junk":      note + " x\n" + answer + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			wantAmbiguous(t, New(Options{}), out)
+		})
+	}
+	for name, out := range map[string]string{"lf": answer + "\n", "crlf": answer + "\r\n", "last": answer} {
+		tap := New(Options{})
+		ctx := WithCall(context.Background())
+		r, w := tap.Stdio(strings.NewReader(out), io.Discard)
+		if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+		if blocks, err := tap.Blocks(ctx); err != nil || len(blocks) != 1 {
+			t.Errorf("%s: %q, %v; want the answer", name, blocks, err)
+		}
+	}
+}
+
 // wantAmbiguous makes tool call 1 over stdio, through tap, to a server
 // that writes out, and fails unless the call's result is ErrAmbiguous.
 func wantAmbiguous(t *testing.T, tap *Capture, out string) {
