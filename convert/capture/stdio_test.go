@@ -317,16 +317,7 @@ func TestStdioTrailingBytes(t *testing.T) {
 		})
 	}
 	for name, out := range map[string]string{"lf": answer + "\n", "crlf": answer + "\r\n", "last": answer} {
-		tap := New(Options{})
-		ctx := WithCall(context.Background())
-		r, w := tap.Stdio(strings.NewReader(out), io.Discard)
-		if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadAll(r); err != nil {
-			t.Fatal(err)
-		}
-		if blocks, err := tap.Blocks(ctx); err != nil || len(blocks) != 1 {
+		if blocks, err := stdioBlocks(t, New(Options{}), out); err != nil || len(blocks) != 1 {
 			t.Errorf("%s: %q, %v; want the answer", name, blocks, err)
 		}
 	}
@@ -336,6 +327,15 @@ func TestStdioTrailingBytes(t *testing.T) {
 // that writes out, and fails unless the call's result is ErrAmbiguous.
 func wantAmbiguous(t *testing.T, tap *Capture, out string) {
 	t.Helper()
+	if blocks, err := stdioBlocks(t, tap, out); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
+	}
+}
+
+// stdioBlocks makes tool call 1 over stdio, through tap, to a server that
+// writes out, and returns what the capture gives for the call.
+func stdioBlocks(t *testing.T, tap *Capture, out string) ([]json.RawMessage, error) {
+	t.Helper()
 	ctx := WithCall(context.Background())
 	r, w := tap.Stdio(strings.NewReader(out), io.Discard)
 	if _, err := io.WriteString(w, toolCall("1", Meta(ctx))+"\n"); err != nil {
@@ -344,7 +344,5 @@ func wantAmbiguous(t *testing.T, tap *Capture, out string) {
 	if _, err := io.ReadAll(r); err != nil {
 		t.Fatal(err)
 	}
-	if blocks, err := tap.Blocks(ctx); !errors.Is(err, ErrAmbiguous) {
-		t.Errorf("Blocks = %q, %v; want ErrAmbiguous", blocks, err)
-	}
+	return tap.Blocks(ctx)
 }

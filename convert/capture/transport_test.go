@@ -382,15 +382,7 @@ func TestAmbiguousAnswers(t *testing.T) {
 		{"priming-event", "id: 1\ndata: \n\ndata: " + real + "\n\n", nil, refBlock},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, tt.stream)
-			}))
-			tap := New(Options{})
-			client := &http.Client{Transport: tap.Transport(nil)}
-			ctx := WithCall(context.Background())
-			post(t, client, ctx, srv.URL, toolCall("1", nil))
-			blocks, err := tap.Blocks(ctx)
+			blocks, err := answeredWith(t, "text/event-stream", tt.stream)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Blocks = %q, %v; want error %v", blocks, err, tt.want)
 			}
@@ -399,6 +391,22 @@ func TestAmbiguousAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answeredWith makes tool call 1 over HTTP, through a fresh capture, to a
+// server that answers with body as contentType, and returns what the
+// capture gives for the call.
+func answeredWith(t *testing.T, contentType, body string) ([]json.RawMessage, error) {
+	t.Helper()
+	srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, body)
+	}))
+	tap := New(Options{})
+	client := &http.Client{Transport: tap.Transport(nil)}
+	ctx := WithCall(context.Background())
+	post(t, client, ctx, srv.URL, toolCall("1", nil))
+	return tap.Blocks(ctx)
 }
 
 // TestJSONBodyFirstValue: of an application/json body both SDKs decode
@@ -418,15 +426,7 @@ func TestJSONBodyFirstValue(t *testing.T) {
 		{"notification-first", note + "\n" + answer, ErrNotCaptured},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, tt.body)
-			}))
-			tap := New(Options{})
-			client := &http.Client{Transport: tap.Transport(nil)}
-			ctx := WithCall(context.Background())
-			post(t, client, ctx, srv.URL, toolCall("1", nil))
-			if _, err := tap.Blocks(ctx); !errors.Is(err, tt.want) {
+			if _, err := answeredWith(t, "application/json", tt.body); !errors.Is(err, tt.want) {
 				t.Errorf("Blocks: %v; want %v", err, tt.want)
 			}
 		})
