@@ -38,6 +38,7 @@ type blockList struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (b *blockList) UnmarshalJSON(data []byte) error {
+	*b = blockList{} // a member named again replaces the one before
 	if len(data) == 0 || data[0] != '[' {
 		return nil
 	}
@@ -60,7 +61,7 @@ type inMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method json.RawMessage `json:"method"`
 	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
+	Result *resultReading  `json:"result"`
 	Error  json.RawMessage `json:"error"`
 }
 
@@ -84,28 +85,48 @@ type wireError struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-// toolResult is what the capture reads of a result: its content blocks,
-// when "content" is an array, and isError. ok is false when the result
-// names one of those members in another letter case (go-sdk reads the
-// exact names, mcp-go any case) or isError is not a boolean.
-func toolResult(raw json.RawMessage) (content blockList, isError, ok bool) {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return blockList{}, false, true // not an object: no content
+// resultReading is what the capture reads of a result: its content
+// blocks, when "content" is an array, and isError. bad is set when the
+// result names one of those members in another letter case (go-sdk
+// reads the exact names, mcp-go any case) or isError is not a boolean.
+// It reads the result where it stands in the message, so its bytes are
+// copied once, into the blocks, however large the result.
+type resultReading struct {
+	content blockList
+	isError bool
+	bad     bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *resultReading) UnmarshalJSON(data []byte) error {
+	*r = resultReading{}
+	var names map[string]skipped
+	if json.Unmarshal(data, &names) != nil {
+		return nil // not an object: no content
 	}
-	for k := range members {
+	for k := range names {
 		if (k != "content" && strings.EqualFold(k, "content")) || (k != "isError" && strings.EqualFold(k, "isError")) {
-			return blockList{}, false, false
+			r.bad = true
+			return nil
 		}
 	}
-	if v, has := members["isError"]; has && json.Unmarshal(v, &isError) != nil {
-		return blockList{}, false, false
+	var v struct {
+		Content blockList `json:"content"`
+		IsError *bool     `json:"isError"`
 	}
-	if v, has := members["content"]; has {
-		_ = content.UnmarshalJSON(v)
+	if json.Unmarshal(data, &v) != nil {
+		r.bad = true // isError is not a boolean
+		return nil
 	}
-	return content, isError, true
+	r.content, r.isError = v.Content, v.IsError != nil && *v.IsError
+	return nil
 }
+
+// skipped is a JSON value read and not kept.
+type skipped struct{}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (skipped) UnmarshalJSON([]byte) error { return nil }
 
 // outMessage is the part of a message from the client the capture reads.
 type outMessage struct {
@@ -230,10 +251,14 @@ func (c *Capture) incomingOne(m *inMessage, l link) bool {
 	if failed && json.Unmarshal(m.Error, new(wireError)) != nil {
 		return false
 	}
-	content, isError, ok := toolResult(m.Result)
-	if !ok {
+	var r resultReading
+	if m.Result != nil {
+		r = *m.Result
+	}
+	if r.bad {
 		return false
 	}
+	content, isError := r.content, r.isError
 	// mcp-go hands a request the first response on its stream, whatever
 	// its id: a response to another request marks that request ambiguous.
 	for _, other := range l.others(id) {

@@ -374,6 +374,9 @@ func TestAmbiguousAnswers(t *testing.T) {
 		{"error-not-an-object", "data: " + strings.Replace(real, `"result"`, `"error":"x","result"`, 1) + "\n\n", ErrAmbiguous, ""},
 		{"method-not-a-string", "data: " + strings.Replace(real, `"result"`, `"method":5,"result"`, 1) + "\n\n", ErrAmbiguous, ""},
 		{"result-twice", "data: " + strings.TrimSuffix(decoy, "}") + `,"result":{"isError":false}}` + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
+		{"is-error-not-a-boolean", "data: " + strings.Replace(real, `"result":{`, `"result":{"isError":"no",`, 1) + "\n\n", ErrAmbiguous, ""},
+		// The last content counts, as for both SDKs: here no list.
+		{"content-twice", "data: " + strings.Replace(decoy, `]}}`, `],"content":5}}`, 1) + "\n\n", ErrNotCaptured, ""},
 		{"content-key-case", "data: " + strings.Replace(decoy, `"content"`, `"Content"`, 1) + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
 		{"nested-1000-deep", "data: " + strings.Replace(real, `"result"`, `"pad":`+strings.Repeat("[", 1000)+strings.Repeat("]", 1000)+`,"result"`, 1) + "\n\n", ErrAmbiguous, ""},
 		{"id-missing", "data: " + strings.Replace(decoy, `"id":1,`, "", 1) + "\n\ndata: " + real + "\n\n", ErrAmbiguous, ""},
