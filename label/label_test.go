@@ -843,3 +843,47 @@ func TestCompactBound(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanShortSpanCopies puts kept spans of every length from 0 to 40
+// bytes between two deleted or replaced runes, with 0 to 20 bytes after
+// them, so that the one-move copy of short spans in clean meets spans of
+// exactly 15, 16 and 17 bytes, spans that end near the end of the input
+// and a buffer that fills up. Invalid bytes become U+FFFD, three bytes for
+// one, so a result can outgrow its input and be moved mid-loop (L1, L2).
+func TestCleanShortSpanCopies(t *testing.T) {
+	cuts := []string{"\x00", "\u200b", "\xff", "\xed\xa0\x80", "\xc0\x80", "\U000e0041", "\u00ad"}
+	body := "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ\u00e9\u65e5\U0001f3b5"
+	check := func(s string) {
+		t.Helper()
+		if got, want := Clean(s), reference(s); got != want {
+			t.Fatalf("Clean(%+q) = %+q; reference gives %+q", s, got, want)
+		}
+	}
+	for _, c1 := range cuts {
+		for _, c2 := range cuts {
+			for k1 := 0; k1 <= 40; k1 += 1 + k1/20 {
+				for k2 := 0; k2 <= 40; k2++ {
+					for tail := 0; tail <= 20; tail += 4 {
+						s := body[:k1] + c1 + body[:k2] + c2 + body[:tail]
+						check(s)
+						check(c1 + s)
+					}
+				}
+			}
+		}
+	}
+	for n := range 200 {
+		check(strings.Repeat("\xffa", n) + strings.Repeat("b", n%33))
+		check(strings.Repeat("\xffaaaaaaaaaaaaaaaa", n))
+	}
+	// A result must not change while later calls run.
+	s := "\x00abcdefghijklmnopqrstu\u200bvwxyz0123456789\xff"
+	first := Clean(s)
+	kept := strings.Clone(first)
+	for i := range 1000 {
+		Clean(s + strings.Repeat("\x00q", i))
+	}
+	if first != kept {
+		t.Fatalf("an earlier result changed from %+q to %+q", kept, first)
+	}
+}
