@@ -24,22 +24,30 @@ func benchWide() string {
 	return strings.Repeat("\u65e5\u672c\u8a9e \ud55c\uad6d\uc5b4 \u0939\u093f\u0928\u094d\u0926\u0940 \U0001f3b5\U0001f600 ", 1000)
 }
 
+// BenchmarkClean times Clean on each input. Each sub-benchmark builds its
+// own input, so no other input is alive while it runs: with the
+// collector's smallest heap goal (4 MB), the 1 MiB ascii1m input kept
+// alive through /mixed left less room between collections, and /mixed,
+// which allocates 32 KiB per call, ran about 40% more collections (132
+// against 95 in 10,000 calls), each of fixed cost on this machine; the
+// median of /mixed moved from 47.6 to 43.4 µs with Clean unchanged.
 func BenchmarkClean(b *testing.B) {
 	inputs := []struct {
 		name string
-		in   string
+		in   func() string
 	}{
-		{"short", benchShort},
-		{"mixed", benchMixed()},
-		{"ascii1m", benchASCII1M()},
-		{"wide", benchWide()},
+		{"short", func() string { return benchShort }},
+		{"mixed", benchMixed},
+		{"ascii1m", benchASCII1M},
+		{"wide", benchWide},
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
-			b.SetBytes(int64(len(in.in)))
+			s := in.in()
+			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
 			for b.Loop() {
-				sink = Clean(in.in)
+				sink = Clean(s)
 			}
 		})
 	}
@@ -52,18 +60,19 @@ func BenchmarkClean(b *testing.B) {
 func BenchmarkCleanFloor(b *testing.B) {
 	for _, in := range []struct {
 		name string
-		in   string
+		in   func() string
 	}{
-		{"mixed", benchMixed()},
-		{"ascii1m", benchASCII1M()},
+		{"mixed", benchMixed},
+		{"ascii1m", benchASCII1M},
 	} {
-		out := Clean(in.in)
 		b.Run(in.name, func(b *testing.B) {
-			b.SetBytes(int64(len(in.in)))
+			s := in.in()
+			out := Clean(s)
+			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
 			for b.Loop() {
 				var sb strings.Builder
-				sb.Grow(len(in.in))
+				sb.Grow(len(s))
 				sb.WriteString(out)
 				sink = sb.String()
 			}
