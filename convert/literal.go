@@ -22,11 +22,13 @@ import (
 // credential and all, even when the content calls it never. The bare
 // reading does not see a uri without "://" at all (a urn: or mailto:
 // uri), with the same result. The texts are therefore also searched for
-// each such uri as it is written, in ASCII letter case or another, raw or
-// as the contents of a JSON string.
+// each such uri as it is written, in ASCII letter case or another: raw,
+// as the contents of a JSON string, or percent-encoded whole, as a link
+// carries it in its query.
 
 // literalMax bounds the spellings a content's texts are searched for (a
-// uri has up to thirteen; most have three or four). The uris a content
+// uri has up to nineteen, thirteen of them JSON's; most have two to five,
+// since the forms coincide where a uri holds nothing they write apart). The uris a content
 // calls never, or that the registrar knows a server marked, take their
 // places first, then those holding "://", then the rest. Past the bound,
 // each text is withheld from the first place it may write out a uri the
@@ -229,11 +231,12 @@ func splits(uri string) bool {
 	return strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"`<>\\", r) })
 }
 
-// spellings returns uri as a text may write it: raw, and as the contents
-// of a JSON string the way common encoders write one: with or without
+// spellings returns uri as a text may write it: raw; as the contents of
+// a JSON string the way common encoders write one: with or without
 // escapes of <, > and & (Go's), of those and of = and ' (Gson's), of every
 // non-ASCII character (Python's default) and of every slash (PHP's
-// default), in each combination.
+// default), in each combination; and percent-encoded whole by each of
+// percentEncoders.
 func spellings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -259,7 +262,54 @@ func spellings(uri string) []string {
 			add(strings.ReplaceAll(t, "/", `\/`))
 		}
 	}
+	for _, e := range percentEncoders {
+		add(e.encode(uri))
+	}
 	return out
+}
+
+// A percentEncoder writes a string percent-encoded as a whole, the way a
+// common URL encoder does when one uri is put in another's query: every
+// byte outside ASCII letters, digits, "-", "_", "." and keep becomes "%"
+// and two hex digits, and a space becomes "+" when plus is set. The
+// search ignores letter case, so the case of the hex digits does not
+// matter.
+type percentEncoder struct {
+	keep string
+	plus bool
+}
+
+// percentEncoders are the encoders whose output [spellings] lists. For
+// most uris they write the same string, which is listed once.
+var percentEncoders = []percentEncoder{
+	{keep: "~"},             // RFC 3986's unreserved set: Python's quote(s, safe=""), PHP's rawurlencode
+	{keep: "~!*'()"},        // JavaScript's encodeURIComponent
+	{keep: "~/"},            // Python's quote(s), which keeps "/" by default
+	{keep: "~", plus: true}, // Go's url.QueryEscape, Python's quote_plus
+	{plus: true},            // PHP's urlencode
+	{keep: "*", plus: true}, // Java's URLEncoder
+}
+
+// encode returns s as e writes it.
+func (e percentEncoder) encode(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.',
+			c < utf8.RuneSelf && strings.IndexByte(e.keep, c) >= 0:
+			b.WriteByte(c)
+		case c == ' ' && e.plus:
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // gsonEscapes are the characters Gson, Java's common encoder, escapes in a
@@ -400,27 +450,44 @@ func (l *literals) mayName(part string) bool {
 }
 
 // schemePlace returns where s first writes one of schemes (each in lower
-// case, with its colon) in any ASCII letter case, or -1. It reads s once,
-// from colon to colon, and copies nothing.
+// case, with its colon) in any ASCII letter case, its colon raw or
+// percent-encoded once ("%3A", as a uri put in another's query is
+// written), or -1. It reads s once for each form of the colon, and
+// copies nothing.
 func schemePlace(s string, schemes []string) int {
+	first := schemeBefore(s, schemes, ":")
+	if i := schemeBefore(s, schemes, "%3a"); i >= 0 && (first < 0 || i < first) {
+		first = i
+	}
+	return first
+}
+
+// schemeBefore returns where s first writes one of schemes with its colon
+// written as colon (":", or "%3a" in any letter case), or -1.
+func schemeBefore(s string, schemes []string, colon string) int {
 	for from := 0; ; {
-		c := strings.IndexByte(s[from:], ':')
+		c := strings.IndexByte(s[from:], colon[0])
 		if c < 0 {
 			return -1
 		}
 		c += from
+		from = c + 1
+		if c+len(colon) > len(s) || !strings.EqualFold(s[c:c+len(colon)], colon) {
+			continue
+		}
 		first := -1
 		for _, sc := range schemes {
 			// A longer scheme that ends at this colon starts earlier; no
-			// scheme ending at a later colon can (a scheme holds none).
-			if i := c + 1 - len(sc); i >= 0 && (first < 0 || i < first) && asciiLower(s[i]) == sc[0] && strings.EqualFold(s[i:c+1], sc) {
+			// scheme ending at a later colon can (a scheme holds none,
+			// nor a "%").
+			name := sc[:len(sc)-1]
+			if i := c - len(name); i >= 0 && (first < 0 || i < first) && asciiLower(s[i]) == name[0] && strings.EqualFold(s[i:c], name) {
 				first = i
 			}
 		}
 		if first >= 0 {
 			return first
 		}
-		from = c + 1
 	}
 }
 

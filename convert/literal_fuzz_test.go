@@ -2,6 +2,7 @@ package convert_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,4 +76,38 @@ func literalSearched(uri string) bool {
 		}
 	}
 	return !strings.Contains(uri, "://") || strings.Contains(uri, " ")
+}
+
+// FuzzNeverPercentEncoded: a content calls a uri holding SECRET never,
+// and a text writes it percent-encoded whole by Go's url.QueryEscape,
+// between any words or in a link's query; no view shows that form (S2).
+func FuzzNeverPercentEncoded(f *testing.F) {
+	f.Add("urn:vault.example:SECRET", "see ", " now", false)
+	f.Add("mailto:ops@x.example?s=SECRET&b=1", "https://viewer.example/?src=", "&x=1", true)
+	f.Add("tag:x,2026:SECRET é~(1)", "[", "]", false)
+	f.Add("https://h.example/a b?SECRET", "", "", true)
+	f.Fuzz(func(t *testing.T, uri, before, after string, inText bool) {
+		if !strings.Contains(uri, "SECRET") || !utf8.ValidString(uri+before+after) || len(uri) > 512 {
+			return
+		}
+		if strings.TrimSpace(uri) != uri || !literalSearched(uri) {
+			return
+		}
+		enc := url.QueryEscape(uri)
+		q, _ := json.Marshal(uri)
+		never := `{"type":"resource","uri":` + string(q) + `,"disposition":"never"}`
+		if inText {
+			never = textBlock(t, `[{"uri":`+string(q)+`,"disposition":"never"}]`)
+		}
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+		ct := c.Ingest(t.Context(), raws(never, textBlock(t, before+enc+after)), convert.Source{Server: "s", Tool: "t"})
+		if !ct.Claims().Never(uri) {
+			return // a block rejected whole for its uri may state no never
+		}
+		for _, v := range views(t, ct) {
+			if strings.Contains(v, enc) {
+				t.Fatalf("S2: a view shows the never uri %q encoded as %q:\n%.400s", uri, enc, v)
+			}
+		}
+	})
 }

@@ -2104,3 +2104,68 @@ func TestNeverPastTheKeptOccurrences(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverCoversPercentEncodedURIs pins S2 for a never uri that the
+// bare reading does not take whole (a urn:, mailto: or tag: uri, one
+// with a space) written percent-encoded as a whole, as a page's link
+// carries another uri in its query: in a text, bare or in a link, and in
+// a shown reference's uri. The forms are those common URL encoders
+// write (RFC 3986's unreserved set kept; JavaScript's
+// encodeURIComponent, which also keeps !*'(); Python's quote, which
+// keeps "/"; form encoders, which write a space as "+" and, in PHP and
+// Java, "~" as %7E), with hex digits in either case. Before, each was
+// shown whole, secret and all.
+func TestNeverCoversPercentEncodedURIs(t *testing.T) {
+	for _, tc := range []struct{ never, shown string }{
+		{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "URN%3avault.example%3aNEVER-SIG"},
+		{"mailto:ops@x.example?subject=NEVER-SIG/1", "mailto%3Aops%40x.example%3Fsubject%3DNEVER-SIG%2F1"},
+		{"mailto:ops@x.example?subject=NEVER-SIG/1", "mailto%3Aops%40x.example%3Fsubject%3DNEVER-SIG/1"},
+		{"tag:x.example,2026:NEVER-SIG~(v1)*", "tag%3Ax.example%2C2026%3ANEVER-SIG~%28v1%29%2A"},
+		{"tag:x.example,2026:NEVER-SIG~(v1)*", "tag%3Ax.example%2C2026%3ANEVER-SIG~(v1)*"},
+		{"tag:x.example,2026:NEVER-SIG~(v1)*", "tag%3Ax.example%2C2026%3ANEVER-SIG%7E%28v1%29%2A"},
+		{"tag:x.example,2026:NEVER-SIG~(v1)*", "tag%3Ax.example%2C2026%3ANEVER-SIG%7E%28v1%29*"},
+		{"urn:x:NEVER-SIG-\u00e9", "urn%3Ax%3ANEVER-SIG-%C3%A9"},
+		{"urn:x:NEVER-SIG a", "urn%3Ax%3ANEVER-SIG%20a"},
+		{"urn:x:NEVER-SIG a", "urn%3Ax%3ANEVER-SIG+a"},
+		{"https://files.example/a b?sig=NEVER-SIG", "https%3A%2F%2Ffiles.example%2Fa%20b%3Fsig%3DNEVER-SIG"},
+	} {
+		t.Run(tc.shown, func(t *testing.T) {
+			never := `{"type":"resource","uri":"` + tc.never + `","disposition":"never"}`
+			for _, block := range []string{
+				textBlock(t, "see "+tc.shown+" now"),
+				textBlock(t, "open https://viewer.example/?src="+tc.shown+"&x=1 to view"),
+				`{"type":"resource","uri":"https://viewer.example/?src=` + tc.shown + `"}`,
+			} {
+				c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+				ct := c.Ingest(t.Context(), raws(never, block), convert.Source{Server: "s", Tool: "t"})
+				if !ct.Claims().Never(tc.never) {
+					t.Fatalf("the content does not call %q never", tc.never)
+				}
+				if showsSecret(t, ct) {
+					t.Errorf("S2: with %q never, a view shows %q:\n%s", tc.never, tc.shown, ct.History())
+				}
+			}
+		})
+	}
+}
+
+// TestPercentEncodedNeverPastTheBound pins S2 for the fallback past the
+// bound of the spellings the texts are searched for: a never urn left out
+// of the search, written in a text percent-encoded (its colon as "%3A"),
+// withholds the text from there, as the urn written plainly does.
+func TestPercentEncodedNeverPastTheBound(t *testing.T) {
+	const urn = "urn:vault.example:NEVER-SIG"
+	var blocks []string
+	for i := range 130 {
+		blocks = append(blocks, `{"type":"resource","uri":"urn:other.example:`+strconv.Itoa(i)+`","disposition":"never"}`)
+	}
+	blocks = append(blocks, `{"type":"resource","uri":"`+urn+`","disposition":"never"}`)
+	for _, shown := range []string{"urn%3Avault.example%3ANEVER-SIG", "URN%3avault.example%3aNEVER-SIG", urn} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, "intro; see https://viewer.example/?src="+shown+" now"))...), convert.Source{Server: "s"})
+		if showsSecret(t, ct) {
+			t.Errorf("S2: a never urn past the bound of the search, written %q, shows:\n%.300s", shown, ct.History())
+		}
+	}
+}
