@@ -75,8 +75,8 @@
 // mailto: uri), is recognized in a text only as
 // written by a block of the same content, raw, JSON-escaped as the
 // encoders of Go, Python, PHP and Gson escape, or percent-encoded whole
-// as the URL encoders of Go, JavaScript, Python, PHP and Java write it,
-// in any ASCII letter case
+// as the URL encoders of Go, JavaScript, Python, PHP and Java write it
+// (and encoded again, up to three times over), in any ASCII letter case
 // (and in a label, where a uri with no "://" before it is withheld only
 // when it is such a uri the views withhold);
 // written out by a later content that has no block naming it, it shows

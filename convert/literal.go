@@ -27,17 +27,18 @@ import (
 // carries it in its query.
 
 // literalMax bounds the spellings a content's texts are searched for (a
-// uri has up to nineteen, thirteen of them JSON's; most have two to five,
-// since the forms coincide where a uri holds nothing they write apart). The uris a content
-// calls never, or that the registrar knows a server marked, take their
-// places first, then those holding "://", then the rest. Past the bound,
-// each text is withheld from the first place it may write out a uri the
-// search could not take, as a text past the reading's bounds is (see
-// restSpan): from its first "://", or, for a never uri that starts with a
-// scheme of its own before any "://" (a urn: or mailto: uri), from the
-// first place it writes that scheme. A uri without "://" that nobody
-// calls never is left out without that: only a mark made on it later
-// could need it.
+// uri has up to twenty-one: thirteen as JSON writes it, eight
+// percent-encoded; a urn of letters, digits and colons has four, since
+// the forms coincide where a uri holds nothing they write apart). The
+// uris a content calls never, or that the registrar knows a server
+// marked, take their places first, then those holding "://", then the
+// rest. Past the bound, each text is withheld from the first place it may
+// write out a uri the search could not take, as a text past the reading's
+// bounds is (see restSpan): from its first "://", or, for a never uri that
+// starts with a scheme of its own before any "://" (a urn: or mailto:
+// uri), from the first place it writes that scheme. A uri without "://"
+// that nobody calls never is left out without that: only a mark made on
+// it later could need it.
 const literalMax = 128
 
 // schemeMax bounds the schemes kept of never uris with one before any
@@ -265,6 +266,17 @@ func spellings(uri string) []string {
 	for _, e := range percentEncoders {
 		add(e.encode(uri))
 	}
+	// A uri in the query of a uri that is itself in another's query is
+	// encoded once more at each level, as the bare reading decodes a
+	// separator up to encodedSepMax times over. The deeper levels are
+	// listed in RFC 3986's form only: encoding again turns each "%" into
+	// "%25" whichever encoder did it, so they differ only where the first
+	// level did.
+	enc := percentEncoders[0].encode(uri)
+	for range encodedSepMax - 1 {
+		enc = percentEncoders[0].encode(enc)
+		add(enc)
+	}
 	return out
 }
 
@@ -451,16 +463,22 @@ func (l *literals) mayName(part string) bool {
 
 // schemePlace returns where s first writes one of schemes (each in lower
 // case, with its colon) in any ASCII letter case, its colon raw or
-// percent-encoded once ("%3A", as a uri put in another's query is
-// written), or -1. It reads s once for each form of the colon, and
-// copies nothing.
+// percent-encoded up to three times over ("%3A", as a uri put in
+// another's query is written; "%253A" one level deeper), or -1. It reads
+// s once for each form of the colon, and copies nothing.
 func schemePlace(s string, schemes []string) int {
-	first := schemeBefore(s, schemes, ":")
-	if i := schemeBefore(s, schemes, "%3a"); i >= 0 && (first < 0 || i < first) {
-		first = i
+	first := -1
+	for _, colon := range encodedColons {
+		if i := schemeBefore(s, schemes, colon); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
 	}
 	return first
 }
+
+// encodedColons are a colon as written raw and percent-encoded once, twice
+// and three times over (encodedSepMax), in lower case.
+var encodedColons = []string{":", "%3a", "%253a", "%25253a"}
 
 // schemeBefore returns where s first writes one of schemes with its colon
 // written as colon (":", or "%3a" in any letter case), or -1.

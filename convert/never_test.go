@@ -2113,8 +2113,9 @@ func TestNeverPastTheKeptOccurrences(t *testing.T) {
 // write (RFC 3986's unreserved set kept; JavaScript's
 // encodeURIComponent, which also keeps !*'(); Python's quote, which
 // keeps "/"; form encoders, which write a space as "+" and, in PHP and
-// Java, "~" as %7E), with hex digits in either case. Before, each was
-// shown whole, secret and all.
+// Java, "~" as %7E), with hex digits in either case, and the uri encoded
+// again for a query within a query, up to three levels as for a uri with
+// "://". Before, each was shown whole, secret and all.
 func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 	for _, tc := range []struct{ never, shown string }{
 		{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG"},
@@ -2129,6 +2130,9 @@ func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 		{"urn:x:NEVER-SIG a", "urn%3Ax%3ANEVER-SIG%20a"},
 		{"urn:x:NEVER-SIG a", "urn%3Ax%3ANEVER-SIG+a"},
 		{"https://files.example/a b?sig=NEVER-SIG", "https%3A%2F%2Ffiles.example%2Fa%20b%3Fsig%3DNEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "urn%253Avault.example%253ANEVER-SIG"},     // a query within a query
+		{"urn:vault.example:NEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"}, // and one more
+		{"urn:x:NEVER-SIG a", "urn%253Ax%253ANEVER-SIG%2520a"},
 	} {
 		t.Run(tc.shown, func(t *testing.T) {
 			never := `{"type":"resource","uri":"` + tc.never + `","disposition":"never"}`
@@ -2161,7 +2165,7 @@ func TestPercentEncodedNeverPastTheBound(t *testing.T) {
 		blocks = append(blocks, `{"type":"resource","uri":"urn:other.example:`+strconv.Itoa(i)+`","disposition":"never"}`)
 	}
 	blocks = append(blocks, `{"type":"resource","uri":"`+urn+`","disposition":"never"}`)
-	for _, shown := range []string{"urn%3Avault.example%3ANEVER-SIG", "URN%3avault.example%3aNEVER-SIG", urn} {
+	for _, shown := range []string{"urn%3Avault.example%3ANEVER-SIG", "URN%3avault.example%3aNEVER-SIG", "urn%253Avault.example%253ANEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG", urn} {
 		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
 		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, "intro; see https://viewer.example/?src="+shown+" now"))...), convert.Source{Server: "s"})
 		if showsSecret(t, ct) {
