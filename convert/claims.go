@@ -54,6 +54,7 @@ type labelDrop struct {
 	on       bool
 	anywhere bool
 	schemes  []string
+	from     int // the least depth of encoding looked for (see schemePlace)
 }
 
 // at returns where the lower-cased label lower must be cut for the
@@ -65,7 +66,7 @@ func (d labelDrop) at(lower string) int {
 	case d.anywhere:
 		return 0
 	}
-	return schemePlace(lower, d.schemes)
+	return schemePlace(lower, d.schemes, d.from)
 }
 
 // readClaims gathers the claims of blocks, judging each reference's expiry
@@ -173,14 +174,18 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 			}
 		}
 	}
+	lits.spellEncoded()
 	for _, lit := range lits.list {
 		if ownScheme(lit.uri) {
 			r.labelLits = append(r.labelLits, lit)
 		}
 	}
 	r.lits = lits.list
-	if lits.dropScheme {
+	switch {
+	case lits.dropScheme:
 		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes}
+	case lits.dropEncScheme:
+		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes, from: 1}
 	}
 	if lits.active() {
 		for i, b := range blocks {

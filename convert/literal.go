@@ -27,18 +27,19 @@ import (
 // carries it in its query.
 
 // literalMax bounds the spellings a content's texts are searched for (a
-// uri has up to twenty-one: thirteen as JSON writes it, eight
-// percent-encoded; a urn of letters, digits and colons has four, since
-// the forms coincide where a uri holds nothing they write apart). The
-// uris a content calls never, or that the registrar knows a server
-// marked, take their places first, then those holding "://", then the
-// rest. Past the bound, each text is withheld from the first place it may
-// write out a uri the search could not take, as a text past the reading's
-// bounds is (see restSpan): from its first "://", or, for a never uri that
-// starts with a scheme of its own before any "://" (a urn: or mailto:
-// uri), from the first place it writes that scheme. A uri without "://"
-// that nobody calls never is left out without that: only a mark made on
-// it later could need it.
+// uri has up to thirteen as JSON writes it, most three or four, and up to
+// eleven percent-encoded forms, which take only the room the others
+// leave: see spellEncoded). The uris a content calls never, or that the
+// registrar knows a server marked, take their places first, then those
+// holding "://", then the rest. Past the bound, each text is withheld from
+// the first place it may write out a uri the search could not take, as a
+// text past the reading's bounds is (see restSpan): from its first "://",
+// or, for a never uri that starts with a scheme of its own before any
+// "://" (a urn: or mailto: uri), from the first place it writes that
+// scheme; for a uri only whose encoded forms were left out, from the
+// first place it writes one of those encoded. A uri without "://" that
+// nobody calls never is left out without that: only a mark made on it
+// later could need it.
 const literalMax = 128
 
 // schemeMax bounds the schemes kept of never uris with one before any
@@ -73,8 +74,13 @@ type literals struct {
 	spelled map[string]spelledURI
 	// dropSep is set when a uri holding "://" was left out, and
 	// dropScheme when a never uri with a scheme of its own before any
-	// "://" was.
-	dropSep, dropScheme bool
+	// "://" was. dropEncSep and dropEncScheme are the same for uris
+	// whose spellings fit but not all of whose percent-encoded forms did.
+	dropSep, dropScheme       bool
+	dropEncSep, dropEncScheme bool
+	// encode lists, in the order added, the uris whose spellings all fit,
+	// for spellEncoded to add their percent-encoded forms.
+	encode []encodeURI
 	// schemes holds, in lower case and each with its colon, the schemes
 	// of the never uris with one before any "://", up to schemeMax;
 	// anywhere is set past that, or for such a uri with no scheme (one
@@ -88,10 +94,20 @@ type literals struct {
 	found int
 }
 
-// spelledURI is where a uri's spellings are in literals.list; short is
-// set when not all of them fit.
+// encodeURI is a uri waiting for its percent-encoded forms, with its key,
+// the other uris spelled the same but for letter case (twins, up to one
+// past twinMax) and whether any of them was added as never.
+type encodeURI struct {
+	uri, key string
+	twins    [][2]string // uri, key
+	never    bool
+}
+
+// spelledURI is where a uri's spellings are in literals.list, and its
+// place in literals.encode; short is set when not all of them fit.
 type spelledURI struct {
 	at    []int
+	enc   int
 	short bool
 }
 
@@ -123,6 +139,8 @@ func (l *literals) add(uri, key string, never bool) {
 		}
 		if sp.short {
 			l.drop(uri, never)
+		} else {
+			l.encode[sp.enc].twin(uri, key, never)
 		}
 		return
 	}
@@ -132,24 +150,84 @@ func (l *literals) add(uri, key string, never bool) {
 	}
 	var sp spelledURI
 	for _, s := range spellings(uri) {
-		lower := uriform.LowerASCII(s)
-		if i := slices.IndexFunc(l.list, func(x literal) bool { return x.lower == lower }); i >= 0 {
-			l.list[i].twin(uri, key)
-			sp.at = append(sp.at, i)
-			continue
-		}
-		if len(l.list) == literalMax {
+		i, ok := l.spell(s, uri, key)
+		if !ok {
 			sp.short = true
 			l.drop(uri, never)
 			break
 		}
-		sp.at = append(sp.at, len(l.list))
-		l.list = append(l.list, literal{lower: lower, uri: uri, key: key, pat: []byte(lower)})
+		sp.at = append(sp.at, i)
+	}
+	if !sp.short {
+		sp.enc = len(l.encode)
+		l.encode = append(l.encode, encodeURI{uri: uri, key: key, never: never})
 	}
 	if l.spelled == nil {
 		l.spelled = make(map[string]spelledURI)
 	}
 	l.spelled[lu] = sp
+}
+
+// spell adds s, a spelling of uri (whose key is key), to the list, or
+// records uri as a twin of the spelling already there, and returns its
+// place; false when the list is full.
+func (l *literals) spell(s, uri, key string) (int, bool) {
+	lower := uriform.LowerASCII(s)
+	if i := slices.IndexFunc(l.list, func(x literal) bool { return x.lower == lower }); i >= 0 {
+		l.list[i].twin(uri, key)
+		return i, true
+	}
+	if len(l.list) == literalMax {
+		return 0, false
+	}
+	l.list = append(l.list, literal{lower: lower, uri: uri, key: key, pat: []byte(lower)})
+	return len(l.list) - 1, true
+}
+
+// spellEncoded adds the percent-encoded forms (see encodedSpellings) of
+// the uris whose other spellings all fit, in the order they were added,
+// in the room those leave: so a content's uris take the same places as
+// they would without these forms, and a uri left out of them only has
+// its encoded forms looked for by the fallback (dropEncSep,
+// dropEncScheme). Call it once, after the last add.
+func (l *literals) spellEncoded() {
+	for _, e := range l.encode {
+		// Once the list is full, the forms of the rest are not made: the
+		// fallback stands for them.
+		fits := len(l.list) < literalMax
+		if fits {
+			for _, s := range encodedSpellings(e.uri) {
+				i, ok := l.spell(s, e.uri, e.key)
+				if !ok {
+					fits = false
+					break
+				}
+				for _, t := range e.twins {
+					l.list[i].twin(t[0], t[1])
+				}
+			}
+		}
+		if !fits {
+			if strings.Contains(e.uri, "://") {
+				l.dropEncSep = true
+			}
+			if e.never && ownScheme(e.uri) {
+				l.dropEncScheme = true
+			}
+		}
+	}
+	l.encode = nil
+}
+
+// twin records uri, with key key, as spelled as e.uri is but for letter
+// case. Past twinMax other keys it keeps one more, enough for
+// literal.twin to mark the forms always withheld.
+func (e *encodeURI) twin(uri, key string, never bool) {
+	e.never = e.never || never
+	if key == e.key || len(e.twins) > twinMax || slices.ContainsFunc(e.twins, func(t [2]string) bool { return t[1] == key }) {
+		return
+	}
+	e.twins = append(e.twins, [2]string{uri, key})
 }
 
 // twin records that uri, with key key, has the spelling x has too.
@@ -208,7 +286,9 @@ func (l *literals) addScheme(uri string) {
 }
 
 // active reports whether a text may hold a place the search withholds.
-func (l *literals) active() bool { return len(l.list) > 0 || l.dropSep || l.dropScheme }
+func (l *literals) active() bool {
+	return len(l.list) > 0 || l.dropSep || l.dropScheme || l.dropEncSep || l.dropEncScheme
+}
 
 // hasScheme reports whether uri starts with a scheme and its colon, and
 // goes on past them.
@@ -236,8 +316,8 @@ func splits(uri string) bool {
 // a JSON string the way common encoders write one: with or without
 // escapes of <, > and & (Go's), of those and of = and ' (Gson's), of every
 // non-ASCII character (Python's default) and of every slash (PHP's
-// default), in each combination; and percent-encoded whole by each of
-// percentEncoders.
+// default), in each combination. Its percent-encoded forms are listed
+// apart (see encodedSpellings), after every uri's spellings.
 func spellings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -263,21 +343,51 @@ func spellings(uri string) []string {
 			add(strings.ReplaceAll(t, "/", `\/`))
 		}
 	}
-	for _, e := range percentEncoders {
-		add(e.encode(uri))
+	return out
+}
+
+// encodedSpellings returns uri percent-encoded as a text may write it
+// when a link carries it in its query: whole, by each of percentEncoders,
+// and leaving the characters of a uri's syntax as they are, as
+// JavaScript's encodeURI does; each listed once, and none the same as
+// uri. A uri in the query of a uri that is itself in another's query is
+// encoded once more at each level, as the bare reading decodes a
+// separator up to encodedSepMax times over. The deeper levels are listed
+// in RFC 3986's form only: encoding again turns each "%" into "%25"
+// whichever encoder did it, so they differ only where the first level
+// did.
+func encodedSpellings(uri string) []string {
+	var out []string
+	add := func(s string) {
+		if s != uri && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
 	}
-	// A uri in the query of a uri that is itself in another's query is
-	// encoded once more at each level, as the bare reading decodes a
-	// separator up to encodedSepMax times over. The deeper levels are
-	// listed in RFC 3986's form only: encoding again turns each "%" into
-	// "%25" whichever encoder did it, so they differ only where the first
-	// level did.
-	enc := percentEncoders[0].encode(uri)
+	strict := percentEncoders[0].encode(uri)
+	add(strict)
+	for _, e := range append(percentEncoders[1:len(percentEncoders):len(percentEncoders)], uriEncoder) {
+		if e.differs(uri) { // else it writes what strict is
+			add(e.encode(uri))
+		}
+	}
+	enc := strict
 	for range encodedSepMax - 1 {
 		enc = percentEncoders[0].encode(enc)
 		add(enc)
 	}
 	return out
+}
+
+// differs reports whether e writes s otherwise than percentEncoders[0],
+// which keeps "~" and writes a space as "%20".
+func (e percentEncoder) differs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' && e.plus || c < utf8.RuneSelf && (strings.IndexByte(e.keep, c) >= 0) != (c == '~') {
+			return true
+		}
+	}
+	return false
 }
 
 // A percentEncoder writes a string percent-encoded as a whole, the way a
@@ -294,13 +404,19 @@ type percentEncoder struct {
 // percentEncoders are the encoders whose output [spellings] lists. For
 // most uris they write the same string, which is listed once.
 var percentEncoders = []percentEncoder{
-	{keep: "~"},             // RFC 3986's unreserved set: Python's quote(s, safe=""), PHP's rawurlencode
-	{keep: "~!*'()"},        // JavaScript's encodeURIComponent
-	{keep: "~/"},            // Python's quote(s), which keeps "/" by default
-	{keep: "~", plus: true}, // Go's url.QueryEscape, Python's quote_plus
-	{plus: true},            // PHP's urlencode
-	{keep: "*", plus: true}, // Java's URLEncoder
+	{keep: "~"},                  // RFC 3986's unreserved set: Python's quote(s, safe=""), PHP's rawurlencode
+	{keep: "~!*'()"},             // JavaScript's encodeURIComponent
+	{keep: "~/"},                 // Python's quote(s), which keeps "/" by default
+	{keep: "~", plus: true},      // Go's url.QueryEscape, Python's quote_plus
+	{plus: true},                 // PHP's urlencode
+	{keep: "*", plus: true},      // Java's URLEncoder
+	{keep: "!*()", plus: true},   // .NET's WebUtility.UrlEncode and HttpUtility.UrlEncode
+	{keep: "~!*'()", plus: true}, // encodeURIComponent with "+" for a space, as form posts write it
 }
+
+// uriEncoder is JavaScript's encodeURI, which leaves the characters that
+// give a uri its structure as they are.
+var uriEncoder = percentEncoder{keep: "~!*'();/?:@&=+$,#"}
 
 // encode returns s as e writes it.
 func (e percentEncoder) encode(s string) string {
@@ -426,9 +542,11 @@ func lowerInto(dst []byte, s string) []byte {
 }
 
 // firstDropped returns where the checked part scan of text may first
-// write out a uri left out of the search: its first "://" (dropSep), or
-// the first place it writes one of l.schemes, also across the end of
-// scan, or its start when l.anywhere is set (dropScheme); -1 when none.
+// write out a uri left out of the search: its first "://" (dropSep) or
+// percent-encoded one (dropEncSep), or the first place it writes one of
+// l.schemes, also across the end of scan, with its colon raw or encoded
+// (dropScheme) or encoded (dropEncScheme), or its start when l.anywhere
+// is set; -1 when none.
 func (l *literals) firstDropped(text, scan string) int {
 	first := -1
 	if l.dropSep {
@@ -436,17 +554,25 @@ func (l *literals) firstDropped(text, scan string) int {
 			first = schemeStart(scan, k, 0)
 		}
 	}
-	if !l.dropScheme || scan == "" {
+	if l.dropEncSep {
+		if k, n, _ := nextEncodedSep(scan, 0); n > 0 {
+			if i := encodedSchemeStart(scan, k, 0); first < 0 || i < first {
+				first = i
+			}
+		}
+	}
+	if !l.dropScheme && !l.dropEncScheme || scan == "" {
 		return first
 	}
 	if l.anywhere {
 		return 0
 	}
-	longest := 0
-	for _, s := range l.schemes {
-		longest = max(longest, len(s))
+	from := 0 // the colon's depths looked for: raw ones too unless only encoded forms were left out
+	if !l.dropScheme {
+		from = 1
 	}
-	if i := schemePlace(text[:min(len(text), len(scan)+longest-1)], l.schemes); i >= 0 && i < len(scan) && (first < 0 || i < first) {
+	reach := schemeReach(l.schemes, from)
+	if i := schemePlace(text[:min(len(text), len(scan)+reach-1)], l.schemes, from); i >= 0 && i < len(scan) && (first < 0 || i < first) {
 		first = i
 	}
 	return first
@@ -458,31 +584,61 @@ func (l *literals) mayName(part string) bool {
 	if l.anywhere {
 		return part != ""
 	}
-	return len(l.schemes) > 0 && schemePlace(part, l.schemes) >= 0
+	return len(l.schemes) > 0 && schemePlace(part, l.schemes, 0) >= 0
 }
 
 // schemePlace returns where s first writes one of schemes (each in lower
-// case, with its colon) in any ASCII letter case, its colon raw or
-// percent-encoded up to three times over ("%3A", as a uri put in
-// another's query is written; "%253A" one level deeper), or -1. It reads
-// s once for each form of the colon, and copies nothing.
-func schemePlace(s string, schemes []string) int {
+// case, with its colon) in any ASCII letter case, or -1: written raw
+// (depth 0) or percent-encoded once, twice or three times over, as a uri
+// put in another's query is ("%3A", "%253A"; a "+" in the scheme as
+// "%2B", "%252B"), at each depth from from on. It reads s once for each
+// depth, and copies nothing but the encoded scheme names.
+func schemePlace(s string, schemes []string, from int) int {
 	first := -1
-	for _, colon := range encodedColons {
-		if i := schemeBefore(s, schemes, colon); i >= 0 && (first < 0 || i < first) {
+	for depth := from; depth <= encodedSepMax; depth++ {
+		if i := schemeBefore(s, schemes, depth); i >= 0 && (first < 0 || i < first) {
 			first = i
 		}
 	}
 	return first
 }
 
-// encodedColons are a colon as written raw and percent-encoded once, twice
-// and three times over (encodedSepMax), in lower case.
-var encodedColons = []string{":", "%3a", "%253a", "%25253a"}
+// encodedColons and encodedPluses are a colon and a plus sign encoded
+// zero to encodedSepMax times over, in lower case.
+var (
+	encodedColons = [encodedSepMax + 1]string{":", "%3a", "%253a", "%25253a"}
+	encodedPluses = [encodedSepMax + 1]string{"+", "%2b", "%252b", "%25252b"}
+)
 
-// schemeBefore returns where s first writes one of schemes with its colon
-// written as colon (":", or "%3a" in any letter case), or -1.
-func schemeBefore(s string, schemes []string, colon string) int {
+// encodedScheme returns the scheme sc (lower case, with its colon)
+// percent-encoded depth times over.
+func encodedScheme(sc string, depth int) string {
+	name := strings.ReplaceAll(sc[:len(sc)-1], "+", encodedPluses[depth])
+	return name + encodedColons[depth]
+}
+
+// schemeReach returns the length of the longest of schemes encoded at a
+// depth from from on: a place that starts before the end of a part can
+// run that far past it.
+func schemeReach(schemes []string, from int) int {
+	n := 0
+	for _, sc := range schemes {
+		for depth := from; depth <= encodedSepMax; depth++ {
+			n = max(n, len(encodedScheme(sc, depth)))
+		}
+	}
+	return n
+}
+
+// schemeBefore returns where s first writes one of schemes encoded depth
+// times over (see schemePlace), or -1. It goes from colon to colon.
+func schemeBefore(s string, schemes []string, depth int) int {
+	colon := encodedColons[depth]
+	names := make([]string, len(schemes))
+	for i, sc := range schemes {
+		f := encodedScheme(sc, depth)
+		names[i] = f[:len(f)-len(colon)]
+	}
 	for from := 0; ; {
 		c := strings.IndexByte(s[from:], colon[0])
 		if c < 0 {
@@ -494,11 +650,10 @@ func schemeBefore(s string, schemes []string, colon string) int {
 			continue
 		}
 		first := -1
-		for _, sc := range schemes {
+		for _, name := range names {
 			// A longer scheme that ends at this colon starts earlier; no
-			// scheme ending at a later colon can (a scheme holds none,
-			// nor a "%").
-			name := sc[:len(sc)-1]
+			// scheme ending at a later colon can (a scheme holds no colon,
+			// and an encoded one no "%" but in its encoded "+").
 			if i := c - len(name); i >= 0 && (first < 0 || i < first) && asciiLower(s[i]) == name[0] && strings.EqualFold(s[i:c], name) {
 				first = i
 			}

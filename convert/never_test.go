@@ -2113,9 +2113,10 @@ func TestNeverPastTheKeptOccurrences(t *testing.T) {
 // write (RFC 3986's unreserved set kept; JavaScript's
 // encodeURIComponent, which also keeps !*'(); Python's quote, which
 // keeps "/"; form encoders, which write a space as "+" and, in PHP and
-// Java, "~" as %7E), with hex digits in either case, and the uri encoded
-// again for a query within a query, up to three levels as for a uri with
-// "://". Before, each was shown whole, secret and all.
+// Java, "~" as %7E; .NET's, which keep "!*()"; encodeURI, which keeps
+// the characters of a uri's syntax), with hex digits in either case, and
+// the uri encoded again for a query within a query, up to three levels as
+// for a uri with "://". Before, each was shown whole, secret and all.
 func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 	for _, tc := range []struct{ never, shown string }{
 		{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG"},
@@ -2133,6 +2134,11 @@ func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 		{"urn:vault.example:NEVER-SIG", "urn%253Avault.example%253ANEVER-SIG"},     // a query within a query
 		{"urn:vault.example:NEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"}, // and one more
 		{"urn:x:NEVER-SIG a", "urn%253Ax%253ANEVER-SIG%2520a"},
+		{"urn:x:NEVER-SIG (1)", "urn%3ax%3aNEVER-SIG+(1)"},                                 // .NET's HttpUtility.UrlEncode
+		{"tag:x.example,2026:NEVER-SIG~(v1)", "tag%3Ax.example%2C2026%3ANEVER-SIG%7E(v1)"}, // WebUtility.UrlEncode
+		{"tag:x.example,2026:NEVER-SIG~ (v1)", "tag%3Ax.example%2C2026%3ANEVER-SIG~+(v1)"}, // encodeURIComponent, "+" for a space
+		{"urn:x:NEVER-SIG a", "urn:x:NEVER-SIG%20a"},                                       // encodeURI, url.PathEscape
+		{"mailto:ops@x.example?subject=NEVER-SIG a", "mailto:ops@x.example?subject=NEVER-SIG%20a"},
 	} {
 		t.Run(tc.shown, func(t *testing.T) {
 			never := `{"type":"resource","uri":"` + tc.never + `","disposition":"never"}`
@@ -2155,21 +2161,83 @@ func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 }
 
 // TestPercentEncodedNeverPastTheBound pins S2 for the fallback past the
-// bound of the spellings the texts are searched for: a never urn left out
-// of the search, written in a text percent-encoded (its colon as "%3A"),
-// withholds the text from there, as the urn written plainly does.
+// bound of the spellings the texts are searched for: a never uri left out
+// of the search, or only its encoded forms left out, written in a text
+// percent-encoded (its colon as "%3A",
+// "%253A" one level deeper, a "+" in its scheme as "%2B"), withholds the
+// text from there, as the uri written plainly does.
 func TestPercentEncodedNeverPastTheBound(t *testing.T) {
-	const urn = "urn:vault.example:NEVER-SIG"
+	for _, tc := range []struct{ never, shown string }{
+		{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "URN%3avault.example%3aNEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "urn%253Avault.example%253ANEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"},
+		{"urn:vault.example:NEVER-SIG", "urn:vault.example:NEVER-SIG"},
+		{"web+vault:x.example:NEVER-SIG", "web%2Bvault%3Ax.example%3ANEVER-SIG"},
+		{"web+vault:x.example:NEVER-SIG", "web%252Bvault%253Ax.example%253ANEVER-SIG"},
+		{"web+vault:x.example:NEVER-SIG", "web+vault:x.example:NEVER-SIG"},
+	} {
+		// With 130 others the uri is left out; with 70 only its encoded
+		// forms are.
+		for _, others := range []int{70, 130} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+			blocks := append(fillSpellings(others), `{"type":"resource","uri":"`+tc.never+`","disposition":"never"}`,
+				textBlock(t, "intro; see https://viewer.example/?src="+tc.shown+" now"))
+			ct := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s"})
+			if showsSecret(t, ct) {
+				t.Errorf("S2: after %d others, a never uri past the bound of the search, written %q, shows:\n%.300s", others, tc.shown, ct.History())
+			}
+		}
+	}
+}
+
+// fillSpellings returns n blocks of never urns, one spelling each and
+// three percent-encoded forms (the colon encoded at each depth), which
+// fill the bound of the spellings searched for once n passes 128.
+func fillSpellings(n int) []string {
 	var blocks []string
-	for i := range 130 {
+	for i := range n {
 		blocks = append(blocks, `{"type":"resource","uri":"urn:other.example:`+strconv.Itoa(i)+`","disposition":"never"}`)
 	}
-	blocks = append(blocks, `{"type":"resource","uri":"`+urn+`","disposition":"never"}`)
-	for _, shown := range []string{"urn%3Avault.example%3ANEVER-SIG", "URN%3avault.example%3aNEVER-SIG", "urn%253Avault.example%253ANEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG", urn} {
-		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
-		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, "intro; see https://viewer.example/?src="+shown+" now"))...), convert.Source{Server: "s"})
-		if showsSecret(t, ct) {
-			t.Errorf("S2: a never urn past the bound of the search, written %q, shows:\n%.300s", shown, ct.History())
+	return blocks
+}
+
+// TestPercentEncodedNeverAtScanEnd pins S2 where the checked part of a
+// long text (its first 4 MiB) ends inside a percent-encoded never urn
+// left out of the search: the fallback reads on past that end for the
+// whole encoded scheme ("urn%3A" is two bytes longer than "urn:"), so the
+// urn is withheld from where it starts.
+func TestPercentEncodedNeverAtScanEnd(t *testing.T) {
+	const urn = "urn:vault.example:NEVER-SIG"
+	for _, shown := range []string{urn, "urn%3Avault.example%3ANEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"} {
+		for back := 1; back <= 8; back++ {
+			text := strings.Repeat("a ", 2<<20)[:4<<20-back] + shown + " now"
+			blocks := append(fillSpellings(130), `{"type":"resource","uri":"`+urn+`","disposition":"never"}`, textBlock(t, text))
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			if ct := c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s"}); showsSecret(t, ct) {
+				t.Errorf("S2: %q starting %d bytes before the end of the checked part shows", shown, back)
+			}
+		}
+	}
+}
+
+// TestEncodedFormsTakeNoPlaceOfOthers pins the room the percent-encoded
+// forms take in the search: only what the other spellings of every uri
+// leave. So a content whose uris all fit without them keeps its texts
+// whole where they write no encoded form: 70 never urns, and 30 shown
+// uris holding a space, each with its encoded forms past the bound,
+// withhold no prose that names another urn or a plain link.
+func TestEncodedFormsTakeNoPlaceOfOthers(t *testing.T) {
+	const prose = "The ISBN is urn:isbn:0451450523; docs at https://docs.example/guide."
+	var spaced []string
+	for i := range 30 {
+		spaced = append(spaced, `{"type":"resource","uri":"https://files.example/my file `+strconv.Itoa(i)+`.txt","name":"f"}`)
+	}
+	for name, blocks := range map[string][]string{"never urns": fillSpellings(70), "shown spaced uris": spaced} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20, ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, prose))...), convert.Source{Server: "s"})
+		if h := ct.History(); !strings.Contains(h, prose) {
+			t.Errorf("%s: a text that writes none of them was cut:\n%s", name, h[strings.LastIndex(h, "]\n")+2:])
 		}
 	}
 }

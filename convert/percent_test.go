@@ -21,6 +21,8 @@ func TestPercentEncodersWriteAsTheirLibraries(t *testing.T) {
 		"tag%3Ax.example%2C2026%3AN~%28v1%29%2A%2Fa+b%C3%A9",   // url.QueryEscape, quote_plus
 		"tag%3Ax.example%2C2026%3AN%7E%28v1%29%2A%2Fa+b%C3%A9", // PHP urlencode
 		"tag%3Ax.example%2C2026%3AN%7E%28v1%29*%2Fa+b%C3%A9",   // Java URLEncoder
+		"tag%3Ax.example%2C2026%3AN%7E(v1)*%2Fa+b%C3%A9",       // .NET WebUtility.UrlEncode
+		"tag%3Ax.example%2C2026%3AN~(v1)*%2Fa+b%C3%A9",         // encodeURIComponent, then "+" for "%20"
 	}
 	if len(percentEncoders) != len(want) {
 		t.Fatalf("%d encoders, %d expected outputs", len(percentEncoders), len(want))
@@ -28,6 +30,17 @@ func TestPercentEncodersWriteAsTheirLibraries(t *testing.T) {
 	for i, e := range percentEncoders {
 		if got := e.encode(in); got != want[i] {
 			t.Errorf("encoder %d (%+v) = %q, want %q", i, e, got, want[i])
+		}
+	}
+	if got, want := uriEncoder.encode(in), "tag:x.example,2026:N~(v1)*/a%20b%C3%A9"; got != want { // encodeURI
+		t.Errorf("uriEncoder = %q, want %q", got, want)
+	}
+	// An encoder said to write s as the first one does, does.
+	for _, e := range append(percentEncoders, uriEncoder) {
+		for _, s := range []string{in, "urn:vault.example:N", "a~b", "a b", "a+b", "x/y", "p(q)"} {
+			if !e.differs(s) && e.encode(s) != percentEncoders[0].encode(s) {
+				t.Errorf("%+v writes %q as %q, not as the first encoder, yet differs is false", e, s, e.encode(s))
+			}
 		}
 	}
 	// The QueryEscape one on every byte.
@@ -40,9 +53,50 @@ func TestPercentEncodersWriteAsTheirLibraries(t *testing.T) {
 	}
 	// A uri that holds nothing the encoders write apart gets one form at
 	// each level.
-	sp := spellings("urn:vault.example:NEVER-SIG")
-	if !slices.Equal(sp, []string{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG",
-		"urn%253Avault.example%253ANEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"}) {
+	if sp := spellings("urn:vault.example:NEVER-SIG"); !slices.Equal(sp, []string{"urn:vault.example:NEVER-SIG"}) {
 		t.Errorf("spellings = %q", sp)
 	}
+	if sp := encodedSpellings("urn:vault.example:NEVER-SIG"); !slices.Equal(sp, []string{"urn%3Avault.example%3ANEVER-SIG",
+		"urn%253Avault.example%253ANEVER-SIG", "urn%25253Avault.example%25253ANEVER-SIG"}) {
+		t.Errorf("encodedSpellings = %q", sp)
+	}
+}
+
+// FuzzSchemePlace checks schemePlace against the plainest search: the
+// first offset at which any scheme, encoded at any depth looked for,
+// starts (S2, the fallback past the bound of the spellings).
+func FuzzSchemePlace(f *testing.F) {
+	f.Add("see urn%3Ax and web%2Bvault%253Ay", "urn:", "web+vault:", 0)
+	f.Add("URN:x %3a urn%%3a urn%3", "urn:", "a:", 1)
+	f.Add("web+vault%3A web%2bvault%3a", "web+vault:", "vault:", 2)
+	f.Fuzz(func(t *testing.T, s, sc1, sc2 string, from int) {
+		from = min(max(from, 0), encodedSepMax)
+		var schemes []string
+		for _, sc := range []string{sc1, sc2} {
+			// A scheme as the literal search keeps one: in lower case, a
+			// letter, then letters, digits, "+", "-" or ".", and a colon.
+			if len(sc) < 2 || sc[len(sc)-1] != ':' || !('a' <= sc[0] && sc[0] <= 'z') ||
+				strings.ContainsFunc(sc[:len(sc)-1], func(r rune) bool {
+					return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || strings.ContainsRune("+-.", r))
+				}) {
+				continue
+			}
+			schemes = append(schemes, sc)
+		}
+		want := -1
+	scan:
+		for i := range len(s) {
+			for _, sc := range schemes {
+				for depth := from; depth <= encodedSepMax; depth++ {
+					if form := encodedScheme(sc, depth); len(s)-i >= len(form) && strings.EqualFold(s[i:i+len(form)], form) {
+						want = i
+						break scan
+					}
+				}
+			}
+		}
+		if got := schemePlace(s, schemes, from); got != want {
+			t.Fatalf("schemePlace(%q, %q, %d) = %d, want %d", s, schemes, from, got, want)
+		}
+	})
 }
