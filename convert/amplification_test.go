@@ -487,9 +487,13 @@ func TestTextSpansBoundedPerContent(t *testing.T) {
 func TestLiteralSpellingsBounded(t *testing.T) {
 	long := "urn:vault.example:" + strings.Repeat("a/b\u00e9=", 660)
 	link := func(u string) string { return `{"type":"resource_link","uri":"` + u + `","name":"n"}` }
+	// A uri of characters each URL encoder writes its own way has a
+	// dozen percent-encoded forms, up to seven times its length.
+	apart := "urn:vault.example:" + strings.Repeat("~!*'() /\u00e9", 360)
 	for name, uris := range map[string][]string{
-		"twins":    caseTwins(long, 3000, len("urn:")),
-		"repeated": slices.Repeat([]string{long}, 3000),
+		"twins":          caseTwins(long, 3000, len("urn:")),
+		"repeated":       slices.Repeat([]string{long}, 3000),
+		"encoders-apart": caseTwins(apart, 30, len("urn:")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var blocks []string

@@ -53,8 +53,12 @@ type reading struct {
 type labelDrop struct {
 	on       bool
 	anywhere bool
-	schemes  []string
-	from     int // the least depth of encoding looked for (see schemePlace)
+	// anyEncoded stands for anywhere when only percent-encoded forms were
+	// left out, each holding an encoded colon: a label is cut from its
+	// first one.
+	anyEncoded bool
+	schemes    []string
+	from       int // the least depth of encoding looked for (see schemePlace)
 }
 
 // at returns where the lower-cased label lower must be cut for the
@@ -65,6 +69,8 @@ func (d labelDrop) at(lower string) int {
 		return -1
 	case d.anywhere:
 		return 0
+	case d.anyEncoded:
+		return encodedColonPlace(lower)
 	}
 	return schemePlace(lower, d.schemes, d.from)
 }
@@ -185,7 +191,8 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 	case lits.dropScheme:
 		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes}
 	case lits.dropEncScheme:
-		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes, from: 1}
+		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere && lits.noScheme, anyEncoded: lits.anywhere && !lits.noScheme,
+			schemes: lits.schemes, from: 1}
 	}
 	if lits.active() {
 		for i, b := range blocks {

@@ -74,8 +74,8 @@
 // "jar:https://" does), or that has a scheme but no "://" (a urn: or
 // mailto: uri), is recognized in a text only as
 // written by a block of the same content, raw, JSON-escaped as the
-// encoders of Go, Python, PHP and Gson escape, or percent-encoded as the
-// URL encoders of Go, JavaScript, Python, PHP, Java and .NET write it
+// encoders of Go, Python, PHP and Gson escape, or percent-encoded whole as
+// the URL encoders of Go, JavaScript, Python, PHP, Java and .NET write it
 // (and encoded again, up to three times over), in any ASCII letter case
 // (and in a label, where a uri with no "://" before it is withheld only
 // when it is such a uri the views withhold);
@@ -85,9 +85,10 @@
 // for up to 128 spellings of such uris, first those the content calls
 // never or a server is known to have marked; past that, a text is
 // withheld from the first place it may write out a never one left out
-// (the percent-encoded forms take only the room the others leave, and a
-// text is withheld from the first place it writes a uri so encoded when
-// those of a never one, or of one with "://", were left out),
+// (the percent-encoded forms take only the room the others leave, and at
+// most 32 KiB between them, and a text is withheld from the first place it
+// writes a uri so encoded when those of a never one, or of one with "://",
+// were left out),
 // and a uri without "://" that nobody calls never is not looked for, so
 // a mark made on it later, or one only the durable mark store holds,
 // does not reach the texts; nor does a later mark on such a uri reach

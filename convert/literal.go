@@ -28,8 +28,8 @@ import (
 
 // literalMax bounds the spellings a content's texts are searched for (a
 // uri has up to thirteen as JSON writes it, most three or four, and up to
-// eleven percent-encoded forms, which take only the room the others
-// leave: see spellEncoded). The uris a content calls never, or that the
+// ten percent-encoded forms, which take only the room the others leave:
+// see spellEncoded). The uris a content calls never, or that the
 // registrar knows a server marked, take their places first, then those
 // holding "://", then the rest. Past the bound, each text is withheld from
 // the first place it may write out a uri the search could not take, as a
@@ -88,6 +88,12 @@ type literals struct {
 	// dropScheme, and the part of a long text past what is checked.
 	schemes  []string
 	anywhere bool
+	// noScheme is set when a never uri with no scheme set anywhere: its
+	// percent-encoded forms need hold no encoded colon.
+	noScheme bool
+	// encodedBytes counts the bytes of the percent-encoded forms listed,
+	// up to encodedFormsMax.
+	encodedBytes int
 	// found counts the places the content's texts write out a spelling,
 	// up to textObjectMax between them: past it, the rest of a text from
 	// its next such place is withheld.
@@ -184,29 +190,28 @@ func (l *literals) spell(s, uri, key string) (int, bool) {
 	return len(l.list) - 1, true
 }
 
-// spellEncoded adds the percent-encoded forms (see encodedSpellings) of
-// the uris whose other spellings all fit, in the order they were added,
-// in the room those leave: so a content's uris take the same places as
-// they would without these forms, and a uri left out of them only has
-// its encoded forms looked for by the fallback (dropEncSep,
-// dropEncScheme). Call it once, after the last add.
+// spellEncoded adds the percent-encoded forms (see encodedForms) of the
+// uris whose other spellings all fit, in the order they were added, in
+// the room those leave, and while they take no more than encodedFormsMax
+// bytes between them: so a content's uris take the same places as they
+// would without these forms, and a uri left out of them only has its
+// encoded forms looked for by the fallback (dropEncSep, dropEncScheme).
+// Call it once, after the last add.
 func (l *literals) spellEncoded() {
 	for _, e := range l.encode {
-		// Once the list is full, the forms of the rest are not made: the
-		// fallback stands for them.
-		fits := len(l.list) < literalMax
-		if fits {
-			for _, s := range encodedSpellings(e.uri) {
-				i, ok := l.spell(s, e.uri, e.key)
-				if !ok {
-					fits = false
-					break
-				}
+		fits := encodedForms(e.uri, func(n int, form func() string) bool {
+			if len(l.list) == literalMax || l.encodedBytes+n > encodedFormsMax {
+				return false
+			}
+			l.encodedBytes += n
+			i, ok := l.spell(form(), e.uri, e.key)
+			if ok {
 				for _, t := range e.twins {
 					l.list[i].twin(t[0], t[1])
 				}
 			}
-		}
+			return ok
+		})
 		if !fits {
 			if strings.Contains(e.uri, "://") {
 				l.dropEncSep = true
@@ -218,6 +223,12 @@ func (l *literals) spellEncoded() {
 	}
 	l.encode = nil
 }
+
+// encodedFormsMax bounds the bytes of the percent-encoded forms a content's
+// texts are searched for: each form of a long uri full of characters the
+// encoders write apart can be several times its length, and is copied
+// twice more into the list (TestLiteralSpellingsBounded).
+const encodedFormsMax = 32 << 10
 
 // twin records uri, with key key, as spelled as e.uri is but for letter
 // case. Past twinMax other keys it keeps one more, enough for
@@ -272,7 +283,7 @@ func ownScheme(uri string) bool {
 // addScheme keeps the scheme of uri.
 func (l *literals) addScheme(uri string) {
 	if !hasScheme(uri) {
-		l.anywhere = true
+		l.anywhere, l.noScheme = true, true
 		return
 	}
 	s := uriform.LowerASCII(uri[:uriform.SchemeEnd(uri)+1])
@@ -346,36 +357,60 @@ func spellings(uri string) []string {
 	return out
 }
 
-// encodedSpellings returns uri percent-encoded as a text may write it
-// when a link carries it in its query: whole, by each of percentEncoders,
-// and leaving the characters of a uri's syntax as they are, as
-// JavaScript's encodeURI does; each listed once, and none the same as
-// uri. A uri in the query of a uri that is itself in another's query is
-// encoded once more at each level, as the bare reading decodes a
-// separator up to encodedSepMax times over. The deeper levels are listed
-// in RFC 3986's form only: encoding again turns each "%" into "%25"
-// whichever encoder did it, so they differ only where the first level
-// did.
+// encodedForms calls add with the length of each form of uri
+// percent-encoded whole (in ASCII lower case, as the search holds it), as a text may write it when a link carries it in
+// its query, and a function that makes it, until add returns false; it
+// returns false then; add must call form when it returns true. The forms are those of each of percentEncoders
+// (one that would write what the first does is left out), and, as a uri
+// in the query of a uri that is itself in another's query is encoded
+// once more at each level (the bare reading decodes a separator up to
+// encodedSepMax times over), the first encoder's form encoded again, up
+// to that depth.
+func encodedForms(uri string, add func(n int, form func() string) bool) bool {
+	first := percentEncoders[0]
+	var level string // the form last made by the first encoder
+	if !add(first.encodedLen(uri), func() string { level = first.write(uri, true); return level }) {
+		return false
+	}
+	for _, e := range percentEncoders[1:] {
+		if e.differs(uri) && !add(e.encodedLen(uri), func() string { return e.write(uri, true) }) {
+			return false
+		}
+	}
+	for range encodedSepMax - 1 {
+		prev := level
+		if !add(first.encodedLen(prev), func() string { level = first.write(prev, true); return level }) {
+			return false
+		}
+	}
+	return true
+}
+
+// encodedSpellings returns every form encodedForms makes of uri.
 func encodedSpellings(uri string) []string {
 	var out []string
-	add := func(s string) {
-		if s != uri && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	strict := percentEncoders[0].encode(uri)
-	add(strict)
-	for _, e := range append(percentEncoders[1:len(percentEncoders):len(percentEncoders)], uriEncoder) {
-		if e.differs(uri) { // else it writes what strict is
-			add(e.encode(uri))
-		}
-	}
-	enc := strict
-	for range encodedSepMax - 1 {
-		enc = percentEncoders[0].encode(enc)
-		add(enc)
-	}
+	encodedForms(uri, func(_ int, form func() string) bool {
+		out = append(out, form())
+		return true
+	})
 	return out
+}
+
+// encodedLen returns the length of s as e writes it.
+func (e percentEncoder) encodedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if !e.keeps(s[i]) && (s[i] != ' ' || !e.plus) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// keeps reports whether e writes c as it is.
+func (e percentEncoder) keeps(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' ||
+		c < utf8.RuneSelf && strings.IndexByte(e.keep, c) >= 0
 }
 
 // differs reports whether e writes s otherwise than percentEncoders[0],
@@ -414,20 +449,25 @@ var percentEncoders = []percentEncoder{
 	{keep: "~!*'()", plus: true}, // encodeURIComponent with "+" for a space, as form posts write it
 }
 
-// uriEncoder is JavaScript's encodeURI, which leaves the characters that
-// give a uri its structure as they are.
-var uriEncoder = percentEncoder{keep: "~!*'();/?:@&=+$,#"}
-
 // encode returns s as e writes it.
-func (e percentEncoder) encode(s string) string {
-	const hex = "0123456789ABCDEF"
+func (e percentEncoder) encode(s string) string { return e.write(s, false) }
+
+// write returns s as e writes it, or that in ASCII lower case, as the
+// search holds it, when lower is set.
+func (e percentEncoder) write(s string, lower bool) string {
+	hex := "0123456789ABCDEF"
+	if lower {
+		hex = "0123456789abcdef"
+	}
 	var b strings.Builder
-	b.Grow(len(s))
+	b.Grow(e.encodedLen(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.',
-			c < utf8.RuneSelf && strings.IndexByte(e.keep, c) >= 0:
+		case e.keeps(c):
+			if lower {
+				c = asciiLower(c)
+			}
 			b.WriteByte(c)
 		case c == ' ' && e.plus:
 			b.WriteByte('+')
@@ -565,7 +605,16 @@ func (l *literals) firstDropped(text, scan string) int {
 		return first
 	}
 	if l.anywhere {
-		return 0
+		if l.dropScheme || l.noScheme {
+			return 0
+		}
+		// Only encoded forms were left out, each of a uri with a scheme,
+		// so each writes its colon encoded: the first encoded colon of
+		// any scheme stands for them.
+		if i := encodedColonPlace(text[:min(len(text), len(scan)+len(encodedColons[encodedSepMax])-1)]); i >= 0 && i < len(scan) && (first < 0 || i < first) {
+			first = i
+		}
+		return first
 	}
 	from := 0 // the colon's depths looked for: raw ones too unless only encoded forms were left out
 	if !l.dropScheme {
@@ -609,6 +658,25 @@ var (
 	encodedColons = [encodedSepMax + 1]string{":", "%3a", "%253a", "%25253a"}
 	encodedPluses = [encodedSepMax + 1]string{"+", "%2b", "%252b", "%25252b"}
 )
+
+// encodedColonPlace returns where s first writes a colon percent-encoded
+// once to encodedSepMax times over, in any letter case, moved back to the
+// start of the scheme before it; -1 when none.
+func encodedColonPlace(s string) int {
+	for i := strings.IndexByte(s, '%'); i >= 0; {
+		for _, colon := range encodedColons[1:] {
+			if len(s)-i >= len(colon) && strings.EqualFold(s[i:i+len(colon)], colon) {
+				return schemeStart(s, i, 0)
+			}
+		}
+		j := strings.IndexByte(s[i+1:], '%')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return -1
+}
 
 // encodedScheme returns the scheme sc (lower case, with its colon)
 // percent-encoded depth times over.
