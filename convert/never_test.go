@@ -2266,3 +2266,30 @@ func TestEncodedFallbackWithManySchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedNeverPastScan pins S2 past the checked 4 MiB of a text: a
+// never uri holding "://" written there percent-encoded, or encoded
+// across that end, withholds the rest of the text from there, as its
+// plain form does; a text whose part past the end writes none is kept.
+func TestEncodedNeverPastScan(t *testing.T) {
+	const never = "https://vault.example/a b?sig=NEVER-SIG"
+	pad := strings.Repeat("a ", 2<<20)
+	for _, text := range []string{
+		pad + "tail " + never + " now",
+		pad + "tail https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG now",
+		pad + "tail https%3A%2F%2Fvault.example%2Fa+b%3Fsig%3DNEVER-SIG now",
+		pad[:4<<20-4] + "https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG now",
+		pad[:4<<20-12] + "https%253A%252F%252Fvault.example%252Fa%2520b%253Fsig%253DNEVER-SIG now",
+	} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+never+`","disposition":"never"}`, textBlock(t, text)), convert.Source{Server: "s"})
+		if showsSecret(t, ct) {
+			t.Errorf("S2: the never uri written %q past the checked part shows", text[4<<20-16:])
+		}
+	}
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+never+`","disposition":"never"}`, textBlock(t, pad+"tail 100%25 done")), convert.Source{Server: "s"})
+	if h := ct.History(); !strings.HasSuffix(strings.TrimSpace(h), "tail 100%25 done") {
+		t.Errorf("a long text writing no separator past the checked part was cut: %q", h[max(0, len(h)-80):])
+	}
+}

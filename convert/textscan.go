@@ -130,6 +130,13 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 		scan = scan[:textScanMax]
 	}
 	encoded := encodedURIs(text, scan, left)
+	if len(text) > len(scan) {
+		// A percent-encoded separator across the end of what is read, or
+		// past it, starts the rest, as a plain one does below.
+		if at := encodedPast(text, len(scan)); at >= 0 {
+			encoded = append(encoded, restSpan(text, at))
+		}
+	}
 	if !hasSep(text) {
 		return mergeSpans(spans, encoded)
 	}
@@ -194,6 +201,29 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 	}
 	return mergeSpans(spans, bare)
 }
+
+// encodedPast returns where the part of text past its first n bytes,
+// which are read, must be withheld for a percent-encoded separator (see
+// encodedSep) that runs across that end, from its scheme, or that comes
+// after it, from n; -1 for none. A separator wholly in the part read is
+// left to encodedURIs.
+func encodedPast(text string, n int) int {
+	edge := max(0, n-encodedSepMaxLen)
+	for k, m, _ := nextEncodedSep(text, edge); m > 0; k, m, _ = nextEncodedSep(text, k+m) {
+		switch {
+		case k >= n:
+			return n
+		case k+m > n:
+			return min(n, encodedSchemeStart(text, k, edge))
+		}
+	}
+	return -1
+}
+
+// encodedSepMaxLen is the longest an encoded separator can be: a colon
+// and two slashes, each encoded encodedSepMax times over, and before each
+// slash sepEscMax backslashes as long.
+const encodedSepMaxLen = (1 + 2*(sepEscMax+1)) * (1 + 2*encodedSepMax)
 
 // appendSpan appends sp to spans, doubling their room when it is full.
 // append grows a long slice by a quarter at a time, so the slices it left
