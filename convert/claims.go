@@ -43,6 +43,9 @@ type reading struct {
 	// labelDrop is the fallback for the never uris with no "://" that
 	// did not fit in the search (see labelDrop).
 	labelDrop labelDrop
+	// sepDrop is set when spellings of a uri holding "://" did not fit
+	// (literals.dropSep, dropEncSep).
+	sepDrop bool
 }
 
 // labelDrop is, for labels, the fallback that texts have behind
@@ -187,6 +190,7 @@ func readClaims(blocks []Block, now time.Time, marked func(key string) bool) rea
 		}
 	}
 	r.lits = lits.list
+	r.sepDrop = lits.dropSep || lits.dropEncSep
 	switch {
 	case lits.dropScheme:
 		r.labelDrop = labelDrop{on: true, anywhere: lits.anywhere, schemes: lits.schemes}

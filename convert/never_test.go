@@ -2293,3 +2293,27 @@ func TestEncodedNeverPastScan(t *testing.T) {
 		t.Errorf("a long text writing no separator past the checked part was cut: %q", h[max(0, len(h)-80):])
 	}
 }
+
+// TestShownURICarryingLeftOutNever pins S2 for a uri a ShowURI policy
+// would show that carries, percent-encoded in its query, a never uri
+// holding "://" whose spellings did not all fit in the search: it is not
+// shown, as a text writing it is withheld from there (before, the stub,
+// the push view and the script showed it, secret and all). A shown uri
+// that carries none stays shown.
+func TestShownURICarryingLeftOutNever(t *testing.T) {
+	const never = "https://vault.example/a b?sig=NEVER-SIG"
+	const carrier = "https://viewer.example/?src=https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG"
+	for _, others := range []int{0, 70, 130} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20, ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(append(fillSpellings(others),
+			`{"type":"resource","uri":"`+never+`","disposition":"never"}`,
+			`{"type":"resource_link","uri":"`+carrier+`","name":"n"}`,
+			`{"type":"resource_link","uri":"https://docs.example/guide","name":"g"}`)...), convert.Source{Server: "s", Tool: "t"})
+		if showsSecret(t, ct) {
+			t.Errorf("S2: after %d others, a shown uri carries the never uri:\n%s", others, ct.History())
+		}
+		if !strings.Contains(ct.History(), "at https://docs.example/guide") {
+			t.Errorf("after %d others, a shown uri carrying nothing was withheld:\n%s", others, ct.History())
+		}
+	}
+}

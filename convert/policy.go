@@ -51,8 +51,10 @@ type Policy struct {
 	// its stub. It is consulted only for a ref or absent disposition on a
 	// record no server marked never; under never the uri is withheld
 	// whatever it says, and so is a uri that writes out one the views
-	// withhold (a never uri with a parameter added, say). The default
-	// shows no uri.
+	// withhold (a never uri with a parameter added, say, or one
+	// percent-encoded in its query), and, in a content naming more uris
+	// than the views search texts for, a uri that carries another uri.
+	// The default shows no uri.
 	//
 	// ShowURI, Refusal and Inline are asked about an entry as one block
 	// shows it: the record's id, never mark and saved copy, with that

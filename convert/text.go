@@ -201,7 +201,8 @@ func (c *Converter) stub(e Entry, ct *Content) string {
 // characters that could split a never uri in the text as sent. It is also
 // searched for the spellings a text is searched for: the never uris that
 // the reading of a text does not take whole (a never urn in its query, or
-// one holding a space, say).
+// one holding a space, say); past the bound of that search, one that
+// carries another uri is not shown.
 func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	p := c.policy
 	if e.Never || e.Testimony.Disposition == DispositionNever || p.ShowURI == nil || !p.ShowURI(e) {
@@ -210,10 +211,26 @@ func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	uri := e.Testimony.URI
 	shown := label.Clean(uri)
 	if ct.namesWithheld(uri) || (shown != uri && ct.namesWithheld(shown)) ||
-		ct.withheldAmong(uriform.LowerASCII(shown), ct.lits) >= 0 {
+		ct.withheldAmong(uriform.LowerASCII(shown), ct.lits) >= 0 || ct.sepDrop && (nestsURI(uri) || nestsURI(shown)) {
 		return "", false
 	}
 	return label.Bound(shown, MaxURILen), true
+}
+
+// nestsURI reports whether uri holds a separator past its own first one,
+// plain, escaped or percent-encoded: another uri in its query, say. When
+// spellings of a uri holding "://" did not fit in the search, such a uri
+// is not shown, as a text is withheld from such a place.
+func nestsURI(uri string) bool {
+	k, n := nextSep(uri, 0)
+	if k < 0 {
+		return false
+	}
+	if j, _ := nextSep(uri, k+n); j >= 0 {
+		return true
+	}
+	_, m, _ := nextEncodedSep(uri, k+n)
+	return m > 0
 }
 
 // nextStep is the one decision of what a reference offers next: its

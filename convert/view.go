@@ -65,8 +65,10 @@ type Content struct {
 	labelLits []literal
 	labelDrop labelDrop
 	// lits are all the spellings the texts are searched for, which a uri
-	// a ShowURI policy lets through is searched for too (see shownURI).
-	lits []literal
+	// a ShowURI policy lets through is searched for too (see shownURI);
+	// sepDrop says some of a uri holding "://" did not fit.
+	lits    []literal
+	sepDrop bool
 	// prov is what the stubs' provenance is made from, once, on first use.
 	provOnce sync.Once
 	prov     provenance
@@ -133,7 +135,7 @@ func (c *Converter) Ingest(ctx context.Context, raw []json.RawMessage, src Sourc
 func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source) *Content {
 	ct := &Content{c: c, src: src, blocks: blocks, items: make([]item, len(blocks))}
 	r := readClaims(blocks, c.policy.Now(), c.keyMarkedHere)
-	ct.claims, ct.spans, ct.labelLits, ct.labelDrop, ct.lits = r.claims, r.spans, r.labelLits, r.labelDrop, r.lits
+	ct.claims, ct.spans, ct.labelLits, ct.labelDrop, ct.lits, ct.sepDrop = r.claims, r.spans, r.labelLits, r.labelDrop, r.lits, r.sepDrop
 	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
 	for i, b := range blocks {
