@@ -86,7 +86,7 @@
 // never or a server is known to have marked; past that, a text is
 // withheld from the first place it may write out a never one left out
 // (the percent-encoded forms take only the room the others leave, and at
-// most 32 KiB between them, and a text is withheld from the first place it
+// most 64 KiB between them, and a text is withheld from the first place it
 // writes a uri so encoded when those of a never one, or of one with "://",
 // were left out),
 // and a uri without "://" that nobody calls never is not looked for, so

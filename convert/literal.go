@@ -228,7 +228,7 @@ func (l *literals) spellEncoded() {
 // texts are searched for: each form of a long uri full of characters the
 // encoders write apart can be several times its length, and is copied
 // twice more into the list (TestLiteralSpellingsBounded).
-const encodedFormsMax = 32 << 10
+const encodedFormsMax = 64 << 10
 
 // twin records uri, with key key, as spelled as e.uri is but for letter
 // case. Past twinMax other keys it keeps one more, enough for
@@ -372,8 +372,12 @@ func encodedForms(uri string, add func(n int, form func() string) bool) bool {
 	if !add(first.encodedLen(uri), func() string { level = first.write(uri, true); return level }) {
 		return false
 	}
-	for _, e := range percentEncoders[1:] {
-		if e.differs(uri) && !add(e.encodedLen(uri), func() string { return e.write(uri, true) }) {
+	for i, e := range percentEncoders[1:] {
+		// An encoder that would write what an earlier one did is left out.
+		if slices.ContainsFunc(percentEncoders[:i+1], func(d percentEncoder) bool { return !e.differsFrom(d, uri) }) {
+			continue
+		}
+		if !add(e.encodedLen(uri), func() string { return e.write(uri, true) }) {
 			return false
 		}
 	}
@@ -415,10 +419,13 @@ func (e percentEncoder) keeps(c byte) bool {
 
 // differs reports whether e writes s otherwise than percentEncoders[0],
 // which keeps "~" and writes a space as "%20".
-func (e percentEncoder) differs(s string) bool {
+func (e percentEncoder) differs(s string) bool { return e.differsFrom(percentEncoders[0], s) }
+
+// differsFrom reports whether e writes s otherwise than d does.
+func (e percentEncoder) differsFrom(d percentEncoder, s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == ' ' && e.plus || c < utf8.RuneSelf && (strings.IndexByte(e.keep, c) >= 0) != (c == '~') {
+		if e.keeps(c) != d.keeps(c) || c == ' ' && !e.keeps(c) && e.plus != d.plus {
 			return true
 		}
 	}
@@ -630,8 +637,13 @@ func (l *literals) firstDropped(text, scan string) int {
 // mayName reports whether part, the part of a text past what is checked,
 // may write out one of the never uris with a scheme before any "://".
 func (l *literals) mayName(part string) bool {
-	if l.anywhere {
+	if l.anywhere && l.noScheme {
 		return part != ""
+	}
+	if l.anywhere {
+		// Too many schemes to list: any place with a colon, raw or
+		// encoded, may start one.
+		return strings.IndexByte(part, ':') >= 0 || encodedColonPlace(part) >= 0
 	}
 	return len(l.schemes) > 0 && schemePlace(part, l.schemes, 0) >= 0
 }

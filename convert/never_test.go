@@ -2317,3 +2317,86 @@ func TestShownURICarryingLeftOutNever(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedNeverAcrossScanEnd pins S2 where the checked 4 MiB of a
+// text end inside the body of a percent-encoded never uri whose separator
+// they hold: the reading saw only its start, so the rest is withheld from
+// its scheme, as for a plain uri cut there.
+func TestEncodedNeverAcrossScanEnd(t *testing.T) {
+	pad := strings.Repeat("a ", 2<<20)
+	for _, tc := range []struct{ never, written string }{
+		{"https://vault.example/tok?sig=NEVER-SIG", "https%3A%2F%2Fvault.example%2Ftok%3Fsig%3DNEVER-SIG"},
+		{"https://vault.example/a b?sig=NEVER-SIG", "https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG"},
+		{"https://vault.example/tok?sig=NEVER-SIG", "https://vault.example/tok?sig=NEVER-SIG"},
+	} {
+		for _, into := range []int{2, 10} { // bytes of "NEVER-SIG"'s run read
+			text := pad[:4<<20-strings.Index(tc.written, "NEVER")+into] + tc.written + " now"
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+			ct := c.Ingest(t.Context(), raws(`{"type":"resource","uri":"`+tc.never+`","disposition":"never"}`, textBlock(t, text)), convert.Source{Server: "s"})
+			if showsSecret(t, ct) {
+				t.Errorf("S2: %q cut by the end of the checked part shows", tc.written)
+			}
+		}
+	}
+}
+
+// TestShownCarrierWithoutOwnSeparator pins S2 for a ShowURI uri that
+// carries a left-out never uri but has no "://" of its own (a mailto:,
+// urn: or web+ uri), or has one only after the encoded one: it is not
+// shown either.
+func TestShownCarrierWithoutOwnSeparator(t *testing.T) {
+	const never = "https://vault.example/a b?sig=NEVER-SIG"
+	for _, carrier := range []string{
+		"mailto:ops@viewer.example?body=https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG",
+		"urn:viewer.example:https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG",
+		"mailto:ops@viewer.example?body=https://vault.example/a%20b?sig=NEVER-SIG",
+		"web+app:open?u=https%3A%2F%2Fvault.example%2Fa%20b%3Fsig%3DNEVER-SIG&back=https://viewer.example/",
+	} {
+		for _, others := range []int{70, 130} {
+			c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20, ShowURI: showAll})
+			ct := c.Ingest(t.Context(), raws(append(fillSpellings(others),
+				`{"type":"resource","uri":"`+never+`","disposition":"never"}`,
+				`{"type":"resource_link","uri":"`+carrier+`","name":"n"}`)...), convert.Source{Server: "s", Tool: "t"})
+			if showsSecret(t, ct) {
+				t.Errorf("S2: after %d others, %q is shown", others, carrier)
+			}
+		}
+	}
+}
+
+// TestOrdinaryLongLinkKeepsTexts pins the room of the encoded forms: one
+// ordinary 4,000-byte link holding a space, in a content with no never
+// uri, leaves a text with an encoded redirect link whole (its forms,
+// each counted once, fit).
+func TestOrdinaryLongLinkKeepsTexts(t *testing.T) {
+	const text = "Sign in at https://login.example/?next=https%3A%2F%2Fapp.example%2Fhome then open the report."
+	u := "https://files.example/" + strings.Repeat("quarterly report ", 4000/17)
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20})
+	ct := c.Ingest(t.Context(), raws(`{"type":"resource_link","uri":"`+u+`","name":"r"}`, textBlock(t, text)), convert.Source{Server: "s", Tool: "t"})
+	if h := ct.History(); !strings.Contains(h, text) {
+		t.Errorf("the text is cut:\n%s", h[strings.Index(h, "Sign in"):])
+	}
+}
+
+// TestManySchemesLongProseKeepsTail pins the part past the checked 4 MiB
+// when the never uris use more schemes than are listed one by one: a tail
+// that writes no colon, raw or encoded, is kept; one that writes a never
+// uri is withheld (S2).
+func TestManySchemesLongProseKeepsTail(t *testing.T) {
+	var blocks []string
+	for i := range 40 {
+		blocks = append(blocks, `{"type":"resource","uri":"s`+strconv.Itoa(i%17)+`:other.example:`+strconv.Itoa(i)+`","disposition":"never"}`)
+	}
+	blocks = append(blocks, `{"type":"resource","uri":"s3:vault.example:NEVER-SIG","disposition":"never"}`)
+	pad := strings.Repeat("a ", 2<<20)
+	for _, tc := range []struct {
+		tail string
+		kept bool
+	}{{"tail of the prose", true}, {"tail s3:vault.example:NEVER-SIG", false}, {"tail s3%3Avault.example%3ANEVER-SIG", false}} {
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, pad+tc.tail))...), convert.Source{Server: "s", Tool: "t"})
+		if h := ct.History(); strings.Contains(h, tc.tail) != tc.kept || showsSecret(t, ct) {
+			t.Errorf("tail %q: kept %v, want %v", tc.tail, strings.Contains(h, tc.tail), tc.kept)
+		}
+	}
+}

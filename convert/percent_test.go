@@ -101,3 +101,23 @@ func FuzzSchemePlace(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodedFormsCountedOnce pins that encodedForms offers each distinct
+// form once, so the room they take (encodedFormsMax) is counted once per
+// form the list holds.
+func TestEncodedFormsCountedOnce(t *testing.T) {
+	for _, u := range []string{"https://files.example/" + strings.Repeat("quarterly report ", 235), "tag:x,2026:N~(v1)* a/b\u00e9", "urn:a:b"} {
+		seen := map[string]bool{}
+		encodedForms(u, func(n int, form func() string) bool {
+			f := form()
+			if seen[f] {
+				t.Errorf("%.40q: form %.60q offered twice", u, f)
+			}
+			if n != len(f) {
+				t.Errorf("%.40q: form %.60q offered as %d bytes, is %d", u, f, n, len(f))
+			}
+			seen[f] = true
+			return true
+		})
+	}
+}

@@ -217,20 +217,25 @@ func (c *Converter) shownURI(e Entry, ct *Content) (string, bool) {
 	return label.Bound(shown, MaxURILen), true
 }
 
-// nestsURI reports whether uri holds a separator past its own first one,
-// plain, escaped or percent-encoded: another uri in its query, say. When
-// spellings of a uri holding "://" did not fit in the search, such a uri
-// is not shown, as a text is withheld from such a place.
+// nestsURI reports whether uri carries another uri: a percent-encoded
+// separator anywhere, or a plain or escaped one that is not its own (a
+// second one, or one after more than its scheme, as in a mailto: uri's
+// body). When spellings of a uri holding "://" did not fit in the
+// search, such a uri is not shown, as a text is withheld from such a
+// place.
 func nestsURI(uri string) bool {
+	if _, m, _ := nextEncodedSep(uri, 0); m > 0 {
+		return true
+	}
 	k, n := nextSep(uri, 0)
 	if k < 0 {
 		return false
 	}
-	if j, _ := nextSep(uri, k+n); j >= 0 {
+	if schemeStart(uri, k, 0) != 0 {
 		return true
 	}
-	_, m, _ := nextEncodedSep(uri, k+n)
-	return m > 0
+	j, _ := nextSep(uri, k+n)
+	return j >= 0
 }
 
 // nextStep is the one decision of what a reference offers next: its

@@ -203,18 +203,30 @@ func withBareURIs(text string, spans []uriSpan, left *readingBudget) []uriSpan {
 }
 
 // encodedPast returns where the part of text past its first n bytes,
-// which are read, must be withheld for a percent-encoded separator (see
-// encodedSep) that runs across that end, from its scheme, or that comes
-// after it, from n; -1 for none. A separator wholly in the part read is
-// left to encodedURIs.
+// which are read, must be withheld for a percent-encoded uri: one whose
+// separator (see encodedSep) runs across that end, or whose separator is
+// read but whose body runs on to that end (the reading saw only its
+// start), from its scheme; one whose separator comes after it, from n;
+// -1 for none. A uri that ends in the part read is left to encodedURIs.
 func encodedPast(text string, n int) int {
-	edge := max(0, n-encodedSepMaxLen)
+	// The last stretch before n free of what ends an encoded uri (white
+	// space, a quote, a backtick, an angle bracket, "#"; "&" ends one
+	// too unless its colon is raw, so it does not count here).
+	lo := max(0, n-encodedMax)
+	from := lo
+	if b := strings.LastIndexAny(text[lo:n], " \t\n\r\v\f\"'`<>#"); b >= 0 {
+		from = lo + b + 1
+	}
+	edge := max(from, n-encodedSepMaxLen)
+	if k, m, _ := nextEncodedSep(text[:n], from); m > 0 {
+		return min(n, encodedSchemeStart(text, k, from))
+	}
 	for k, m, _ := nextEncodedSep(text, edge); m > 0; k, m, _ = nextEncodedSep(text, k+m) {
 		switch {
 		case k >= n:
 			return n
 		case k+m > n:
-			return min(n, encodedSchemeStart(text, k, edge))
+			return min(n, encodedSchemeStart(text, k, from))
 		}
 	}
 	return -1
