@@ -88,8 +88,8 @@ type literals struct {
 	// dropScheme, and the part of a long text past what is checked.
 	schemes  []string
 	anywhere bool
-	// noScheme is set when a never uri with no scheme set anywhere: its
-	// percent-encoded forms need hold no encoded colon.
+	// noScheme is set when a never uri with no scheme set anywhere: the
+	// percent-encoded forms of such a uri need hold no encoded colon.
 	noScheme bool
 	// encodedBytes counts the bytes of the percent-encoded forms listed,
 	// up to encodedFormsMax.
@@ -224,10 +224,10 @@ func (l *literals) spellEncoded() {
 	l.encode = nil
 }
 
-// encodedFormsMax bounds the bytes of the percent-encoded forms a content's
-// texts are searched for: each form of a long uri full of characters the
-// encoders write apart can be several times its length, and is copied
-// twice more into the list (TestLiteralSpellingsBounded).
+// encodedFormsMax bounds the bytes of the percent-encoded forms a
+// content's texts are searched for: each form of a long uri full of
+// characters the encoders write apart can be several times its length,
+// and is copied once more into the list (TestLiteralSpellingsBounded).
 const encodedFormsMax = 64 << 10
 
 // twin records uri, with key key, as spelled as e.uri is but for letter
@@ -328,7 +328,7 @@ func splits(uri string) bool {
 // escapes of <, > and & (Go's), of those and of = and ' (Gson's), of every
 // non-ASCII character (Python's default) and of every slash (PHP's
 // default), in each combination. Its percent-encoded forms are listed
-// apart (see encodedSpellings), after every uri's spellings.
+// apart (see encodedForms), after every uri's spellings.
 func spellings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -358,14 +358,15 @@ func spellings(uri string) []string {
 }
 
 // encodedForms calls add with the length of each form of uri
-// percent-encoded whole (in ASCII lower case, as the search holds it), as a text may write it when a link carries it in
-// its query, and a function that makes it, until add returns false; it
-// returns false then; add must call form when it returns true. The forms are those of each of percentEncoders
-// (one that would write what the first does is left out), and, as a uri
-// in the query of a uri that is itself in another's query is encoded
-// once more at each level (the bare reading decodes a separator up to
-// encodedSepMax times over), the first encoder's form encoded again, up
-// to that depth.
+// percent-encoded whole, as a text may write it when a link carries it in
+// its query, and a function that makes the form (in ASCII lower case, as
+// the search holds it), until add returns false; it returns false then.
+// add must call form when it returns true. The forms are those of each of
+// percentEncoders (an encoder that would write what an earlier one does
+// is left out), and, as a uri in the query of a uri that is itself in
+// another's query is encoded once more at each level (the bare reading
+// decodes a separator up to encodedSepMax times over), the first
+// encoder's form encoded again, up to that depth.
 func encodedForms(uri string, add func(n int, form func() string) bool) bool {
 	first := percentEncoders[0]
 	var level string // the form last made by the first encoder
@@ -417,10 +418,6 @@ func (e percentEncoder) keeps(c byte) bool {
 		c < utf8.RuneSelf && strings.IndexByte(e.keep, c) >= 0
 }
 
-// differs reports whether e writes s otherwise than percentEncoders[0],
-// which keeps "~" and writes a space as "%20".
-func (e percentEncoder) differs(s string) bool { return e.differsFrom(percentEncoders[0], s) }
-
 // differsFrom reports whether e writes s otherwise than d does.
 func (e percentEncoder) differsFrom(d percentEncoder, s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -443,8 +440,8 @@ type percentEncoder struct {
 	plus bool
 }
 
-// percentEncoders are the encoders whose output [spellings] lists. For
-// most uris they write the same string, which is listed once.
+// percentEncoders are the encoders whose output encodedForms offers.
+// For most uris they write the same string, which is offered once.
 var percentEncoders = []percentEncoder{
 	{keep: "~"},                  // RFC 3986's unreserved set: Python's quote(s, safe=""), PHP's rawurlencode
 	{keep: "~!*'()"},             // JavaScript's encodeURIComponent

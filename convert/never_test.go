@@ -2114,9 +2114,9 @@ func TestNeverPastTheKeptOccurrences(t *testing.T) {
 // encodeURIComponent, which also keeps !*'(); Python's quote, which
 // keeps "/"; form encoders, which write a space as "+" and, in PHP and
 // Java, "~" as %7E; .NET's, which keep "!*()"), with hex digits in
-// either case, and
-// the uri encoded again for a query within a query, up to three levels as
-// for a uri with "://". Before, each was shown whole, secret and all.
+// either case, and the uri encoded again for a query within a query, up
+// to three levels as for a uri with "://". Before, each was shown whole,
+// secret and all.
 func TestNeverCoversPercentEncodedURIs(t *testing.T) {
 	for _, tc := range []struct{ never, shown string }{
 		{"urn:vault.example:NEVER-SIG", "urn%3Avault.example%3ANEVER-SIG"},

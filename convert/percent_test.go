@@ -36,8 +36,8 @@ func TestPercentEncodersWriteAsTheirLibraries(t *testing.T) {
 	// says how long its form is.
 	for _, e := range percentEncoders {
 		for _, s := range []string{in, "urn:vault.example:N", "a~b", "a b", "a+b", "x/y", "p(q)", "%41"} {
-			if !e.differs(s) && e.encode(s) != percentEncoders[0].encode(s) {
-				t.Errorf("%+v writes %q as %q, not as the first encoder, yet differs is false", e, s, e.encode(s))
+			if !e.differsFrom(percentEncoders[0], s) && e.encode(s) != percentEncoders[0].encode(s) {
+				t.Errorf("%+v writes %q as %q, not as the first encoder, yet differsFrom is false", e, s, e.encode(s))
 			}
 			if n := e.encodedLen(s); n != len(e.encode(s)) {
 				t.Errorf("%+v: encodedLen(%q) = %d, its form %q is %d bytes", e, s, n, e.encode(s), len(e.encode(s)))
