@@ -649,14 +649,26 @@ func (l *literals) mayName(part string) bool {
 // case, with its colon) in any ASCII letter case, or -1: written raw
 // (depth 0) or percent-encoded once, twice or three times over, as a uri
 // put in another's query is ("%3A", "%253A"; a "+" in the scheme as
-// "%2B", "%252B"), at each depth from from on. It reads s once for each
-// depth, and copies nothing but the encoded scheme names.
+// "%2B", "%252B"), at each depth from from on. It reads s once from colon
+// to colon and, when from is at most encodedSepMax, once from "%" to "%"
+// (encodedChar reads each encoded colon's depth), and copies nothing but
+// the encoded scheme names.
 func schemePlace(s string, schemes []string, from int) int {
-	first := -1
-	for depth := from; depth <= encodedSepMax; depth++ {
-		if i := schemeBefore(s, schemes, depth); i >= 0 && (first < 0 || i < first) {
-			first = i
+	// names[d] are the schemes' names as written before a colon encoded d
+	// times over; nil below from.
+	var names [encodedSepMax + 1][]string
+	for d := from; d <= encodedSepMax; d++ {
+		for _, sc := range schemes {
+			f := encodedScheme(sc, d)
+			names[d] = append(names[d], f[:len(f)-len(encodedColons[d])])
 		}
+	}
+	first := -1
+	if from == 0 {
+		first = schemeBefore(s, ':', &names)
+	}
+	if i := schemeBefore(s, '%', &names); i >= 0 && (first < 0 || i < first) {
+		first = i
 	}
 	return first
 }
@@ -672,17 +684,10 @@ var (
 // once to encodedSepMax times over, in any letter case, moved back to the
 // start of the scheme before it; -1 when none.
 func encodedColonPlace(s string) int {
-	for i := strings.IndexByte(s, '%'); i >= 0; {
-		for _, colon := range encodedColons[1:] {
-			if len(s)-i >= len(colon) && strings.EqualFold(s[i:i+len(colon)], colon) {
-				return schemeStart(s, i, 0)
-			}
+	for i := nextByte(s, 0, '%'); i >= 0; i = nextByte(s, i+1, '%') {
+		if end, _ := encodedChar(s, i, ':', "3a", false); end >= 0 {
+			return schemeStart(s, i, 0)
 		}
-		j := strings.IndexByte(s[i+1:], '%')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
 	}
 	return -1
 }
@@ -707,30 +712,25 @@ func schemeReach(schemes []string, from int) int {
 	return n
 }
 
-// schemeBefore returns where s first writes one of schemes encoded depth
-// times over (see schemePlace), or -1. It goes from colon to colon.
-func schemeBefore(s string, schemes []string, depth int) int {
-	colon := encodedColons[depth]
-	names := make([]string, len(schemes))
-	for i, sc := range schemes {
-		f := encodedScheme(sc, depth)
-		names[i] = f[:len(f)-len(colon)]
-	}
-	for from := 0; ; {
-		c := strings.IndexByte(s[from:], colon[0])
-		if c < 0 {
-			return -1
-		}
-		c += from
-		from = c + 1
-		if c+len(colon) > len(s) || !strings.EqualFold(s[c:c+len(colon)], colon) {
-			continue
+// schemeBefore returns where s first writes one of the names[d] right
+// before a colon written d times encoded, going from pivot to pivot: from
+// ":" for the raw colon (depth 0), or from "%" for an encoded one, whose
+// depth encodedChar reads; -1 for none.
+func schemeBefore(s string, pivot byte, names *[encodedSepMax + 1][]string) int {
+	for c := nextByte(s, 0, pivot); c >= 0; c = nextByte(s, c+1, pivot) {
+		depth := 0
+		if pivot == '%' {
+			end, d := encodedChar(s, c, ':', "3a", false)
+			if end < 0 {
+				continue
+			}
+			depth = d
 		}
 		first := -1
-		for _, name := range names {
+		for _, name := range names[depth] {
 			// A longer scheme that ends at this colon starts earlier; no
 			// scheme ending at a later colon can (a scheme holds no colon,
-			// and an encoded one no "%" but in its encoded "+").
+			// raw or encoded).
 			if i := c - len(name); i >= 0 && (first < 0 || i < first) && asciiLower(s[i]) == name[0] && strings.EqualFold(s[i:c], name) {
 				first = i
 			}
@@ -739,6 +739,7 @@ func schemeBefore(s string, schemes []string, depth int) int {
 			return first
 		}
 	}
+	return -1
 }
 
 // asciiLower returns c in lower case if it is an ASCII letter.
