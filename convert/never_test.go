@@ -2400,3 +2400,24 @@ func TestManySchemesLongProseKeepsTail(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentFloodsPastTheBound keeps an outside attack on the fallback
+// for encoded never schemes: a 4 MiB text of "%25", "%2", "s3%25" or
+// "%3a" over and over (each "%" a place the fallback reads), then a never
+// uri left out of the search, encoded three times over. The uri is
+// withheld, and the floods that write no encoded colon do not cut the
+// text before it (S2; about 0.1 s each here).
+func TestPercentFloodsPastTheBound(t *testing.T) {
+	blocks := append(fillSpellings(130), `{"type":"resource","uri":"s3:vault.example:NEVER-SIG","disposition":"never"}`)
+	for _, flood := range []string{"%25", "%2", "s3%25", "%3a"} {
+		text := strings.Repeat(flood, (4<<20)/len(flood)-1) + " s3%25253Avault.example%25253ANEVER-SIG"
+		c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 16 << 20})
+		ct := c.Ingest(t.Context(), raws(append(blocks, textBlock(t, text))...), convert.Source{Server: "s"})
+		if showsSecret(t, ct) {
+			t.Errorf("S2: after a flood of %q, the never uri shows", flood)
+		}
+		if h := ct.History(); flood != "%3a" && !strings.Contains(h, strings.Repeat(flood, 1000)) {
+			t.Errorf("a flood of %q, which writes no encoded colon, was cut at its start", flood)
+		}
+	}
+}
