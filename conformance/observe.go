@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -221,6 +222,30 @@ func (p Profile) observe(ctx context.Context, in Input) (any, error) {
 	return nil, errors.New("conformance: unknown operation " + c.Operation)
 }
 
+// fetchLimits returns the max bytes and the deadline a fetch case asks
+// for: its maxBytes (0, the fetcher's own default, when it gives none) and
+// its timeoutMs ([DefaultTimeout] when it gives none). A value the fetcher
+// cannot take as written is an error, so that no case is observed under
+// other limits than its own: a max bytes or deadline of zero, which a
+// [fetch.Request] reads as its default, a negative one, or a deadline past
+// the longest time.Duration.
+func fetchLimits(c vectors.Case) (maxBytes int64, timeout time.Duration, err error) {
+	timeout = DefaultTimeout
+	if c.MaxBytes != nil {
+		if maxBytes = *c.MaxBytes; maxBytes < 1 {
+			return 0, 0, fmt.Errorf("conformance: maxBytes %d: a fetch's max bytes must be at least 1", maxBytes)
+		}
+	}
+	if c.TimeoutMs != nil {
+		ms := *c.TimeoutMs
+		if ms < 1 || ms > int64(math.MaxInt64/time.Millisecond) {
+			return 0, 0, fmt.Errorf("conformance: timeoutMs %d: a fetch's deadline must be from 1 to %d milliseconds", ms, int64(math.MaxInt64/time.Millisecond))
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	return maxBytes, timeout, nil
+}
+
 // wiring is one case's host: a registry, the store that records saves,
 // and a fetcher that reaches the fixture server.
 type wiring struct {
@@ -278,13 +303,9 @@ func (p Profile) observeContent(ctx context.Context, in Input) (*Observation, er
 	}
 	obs.Before = views()
 	if c.Operation == vectors.OpFetch {
-		timeout := DefaultTimeout
-		if c.TimeoutMs != nil && *c.TimeoutMs > 0 {
-			timeout = time.Duration(*c.TimeoutMs) * time.Millisecond
-		}
-		var maxBytes int64
-		if c.MaxBytes != nil {
-			maxBytes = *c.MaxBytes
+		maxBytes, timeout, err := fetchLimits(c)
+		if err != nil {
+			return nil, err
 		}
 		out := &Outcome{}
 		ids := tool.IDs()

@@ -42,8 +42,10 @@ type Case struct {
 	SchemaValid []bool            `json:"schemaValid"`
 	Expect      Expect            `json:"expect"`
 	Response    *Response         `json:"response,omitempty"`
-	MaxBytes    *int64            `json:"maxBytes,omitempty"`
-	TimeoutMs   *int64            `json:"timeoutMs,omitempty"`
+	// MaxBytes and TimeoutMs are a fetch case's max bytes and deadline in
+	// milliseconds; each, when given, is at least 1.
+	MaxBytes  *int64 `json:"maxBytes,omitempty"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	// Registrations and TouchAfter drive the registry operation.
 	Registrations int  `json:"registrations,omitempty"`
 	TouchAfter    *int `json:"touchAfter,omitempty"`

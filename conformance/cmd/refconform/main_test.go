@@ -345,3 +345,43 @@ func TestRunOneLinePerCase(t *testing.T) {
 		t.Errorf("run: exit %d, stdout %q; want one PASS line and the summary", code, stdout.String())
 	}
 }
+
+// TestObserveRefusesLimitsItCannotKeep: a fetch case's maxBytes and
+// timeoutMs are the call's own limits. A value the library cannot take as
+// given (zero, which its API reads as "the default"; a negative one; a
+// deadline too long for a time.Duration) is bad input, said on stderr,
+// rather than a fetch observed under other limits than the case asked for.
+func TestObserveRefusesLimitsItCannotKeep(t *testing.T) {
+	fetchCase := func(extra string) string {
+		return `{"case": {"operation": "fetch"` + extra + `,
+		"blocks": [{"type": "resource", "uri": "http://127.0.0.1:1/p", "name": "a.wav"}]},
+		"origin": "http://127.0.0.1:1", "token": "fixture-secret"}`
+	}
+	for _, tc := range []struct {
+		extra, key string
+	}{
+		{`, "maxBytes": 0`, "maxBytes"},
+		{`, "maxBytes": -1`, "maxBytes"},
+		{`, "timeoutMs": 0`, "timeoutMs"},
+		{`, "timeoutMs": -5`, "timeoutMs"},
+		{`, "timeoutMs": 9223372036854775807`, "timeoutMs"},
+		{`, "timeoutMs": 9223372036855`, "timeoutMs"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{"observe"}, strings.NewReader(fetchCase(tc.extra)), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.key) {
+			t.Errorf("observe with%s: exit %d, stderr %q; want 2 and a reason naming %s", tc.extra, code, stderr.String(), tc.key)
+		}
+	}
+	// The smallest limits it can keep are observed, and so is a render case
+	// carrying limits it does not read.
+	for _, in := range []string{
+		fetchCase(`, "maxBytes": 1, "timeoutMs": 1`),
+		fetchCase(`, "timeoutMs": 9223372036854`),
+		observeCase(`, "maxBytes": 0, "timeoutMs": 0`),
+	} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{"observe"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+			t.Errorf("observe %s: exit %d, stderr %q; want 0", in, code, stderr.String())
+		}
+	}
+}
