@@ -186,6 +186,14 @@ func classifyReference(b *Block, obj *object, link bool) {
 	b.Testimony = readFields(obj, link)
 	b.Testimony.URI = uri
 	b.Testimony.Present |= FieldURI
+	// A never in annotations or _meta (see object), where the RFC's first
+	// revision put the disposition, is still the server saying never:
+	// the reference is read as never, whatever its top level says. A
+	// resource_link reads no disposition of its own, here or there.
+	if !link && obj.nestedNever {
+		b.Testimony.Disposition = DispositionNever
+		b.Testimony.Present |= FieldDisposition
+	}
 }
 
 // classifyEmbedded reads MCP's embedded resource. Its uri and type are kept

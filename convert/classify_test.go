@@ -61,7 +61,8 @@ func TestClassify(t *testing.T) {
 		{"contradiction-escaped-key", `{"type":"image","data":"AAAA","\u0061nnotations":{"disp\u006fsition":"never"}}`, KindInline, nil, 0, true, "P5 the keys as a decoder reads them"},
 		{"contradiction-repeated-annotations", `{"type":"image","data":"AAAA","annotations":{"disposition":"never"},"annotations":{}}`, KindInline, nil, 0, true, "P5 any of two annotations (fails closed)"},
 		{"inline-annotations", `{"type":"image","data":"AAAA","annotations":{"audience":["user"],"priority":0.5},"_meta":{"x":1}}`, KindInline, nil, 0, false, "P6 MCP's own annotations are no contradiction"},
-		{"reference-annotations", `{"type":"resource",` + uri + `,"annotations":{"disposition":"never"}}`, KindReference, nil, FieldURI, false, "P6 on a reference only the top level testifies"},
+		{"reference-annotations", `{"type":"resource",` + uri + `,"annotations":{"audience":["user"],"disposition":"ref"},"_meta":{"x":1}}`, KindReference, nil, FieldURI, false, "P6 on a reference only the top level testifies"},
+		{"reference-annotations-never", `{"type":"resource",` + uri + `,"annotations":{"disposition":"never"}}`, KindReference, nil, FieldURI | FieldDisposition, false, "N1 a never where revision 1 put it fails closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

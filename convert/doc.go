@@ -13,9 +13,10 @@
 //     withheld. A property named twice is never read as the last one
 //     silently: a never in any occurrence holds, a repeated optional
 //     field is set aside, and a repeated uri or type rejects the block
-//     whole. A block rejected whole still carries a never its top level,
-//     its annotations or its _meta states. Classifying touches no shared
-//     state.
+//     whole. A reference whose annotations or _meta say never (where the
+//     RFC's first revision put the disposition) is read as never, and so
+//     is a block rejected whole whose top level, annotations or _meta say
+//     it. Classifying touches no shared state.
 //   - [Validate] is the strict schema check (MCPL Appendix B.1 as RFC-005
 //     section 8 amends it, and no property named twice in any object),
 //     for server authors. What the host shows never depends on it.

@@ -2421,3 +2421,31 @@ func TestPercentFloodsPastTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceNestedNever pins N1 for a reference that states its never
+// where revision 1 of the RFC put it, in "annotations", or in "_meta":
+// RFC-005 moved the disposition to the top level, but a server still
+// writing the old place means never, and the host fails closed. A never
+// there outweighs a top-level "ref".
+func TestReferenceNestedNever(t *testing.T) {
+	for _, blk := range []string{
+		`{"type":"resource","uri":"` + neverURI + `","name":"a.wav","annotations":{"disposition":"never"}}`,
+		`{"type":"resource","uri":"` + neverURI + `","name":"a.wav","_meta":{"disposition":"never"}}`,
+		`{"type":"resource","uri":"` + neverURI + `","disposition":"ref","annotations":{"disposition":"never"}}`,
+		`{"type":"image","uri":"` + neverURI + `","mimeType":"image/png","_meta":{"disposition":"never"}}`,
+		`{"type":"audio","uri":"` + neverURI + `","mimeType":"audio/wav","annotations":{"priority":1,"disposition":"never"}}`,
+	} {
+		if b := convert.Classify(json.RawMessage(blk)); b.Testimony.Disposition != convert.DispositionNever {
+			t.Errorf("%s: read with disposition %q, want never", blk, b.Testimony.Disposition)
+		}
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(blk, `{"type":"text","text":"the take is at `+neverURI+`"}`),
+			convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
+		assertHidden(t, ct, blk)
+	}
+	// A nested "ref" changes nothing: the reference keeps the host default.
+	b := convert.Classify(json.RawMessage(`{"type":"resource","uri":"https://files.example/a","annotations":{"disposition":"ref"}}`))
+	if b.Testimony.Present&convert.FieldDisposition != 0 {
+		t.Errorf("a nested ref was read as the block's disposition %q", b.Testimony.Disposition)
+	}
+}

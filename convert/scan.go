@@ -213,8 +213,8 @@ type object struct {
 	// "_meta" says never at its top level, and nestedDisposition when it
 	// holds a "disposition" at all; both when either member is written
 	// twice. The schema reads neither place (revision 1 of the RFC put
-	// the disposition in annotations), but a block rejected whole, an
-	// embedded resource and inline data count them, failing closed.
+	// the disposition in annotations), but every block other than a
+	// resource_link counts them, failing closed.
 	never, nestedNever, nestedDisposition bool
 	uris                                  [maxObjectURIs][]byte
 	nURIs                                 int
