@@ -224,11 +224,13 @@ func (p Profile) observe(ctx context.Context, in Input) (any, error) {
 
 // fetchLimits returns the max bytes and the deadline a fetch case asks
 // for: its maxBytes (0, the fetcher's own default, when it gives none) and
-// its timeoutMs ([DefaultTimeout] when it gives none). A value the fetcher
-// cannot take as written is an error, so that no case is observed under
-// other limits than its own: a max bytes or deadline of zero, which a
-// [fetch.Request] reads as its default, a negative one, or a deadline past
-// the longest time.Duration.
+// its timeoutMs ([DefaultTimeout] when it gives none). A value a
+// [fetch.Request] cannot carry as written is an error, so that no case is
+// observed under limits it did not ask for: a max bytes or deadline of
+// zero, which a Request reads as its default, a negative one, or a
+// deadline past the longest time.Duration. A max bytes above the
+// profile's host ceiling is passed on: the fetcher holds every call to
+// that ceiling, and the observation shows it doing so.
 func fetchLimits(c vectors.Case) (maxBytes int64, timeout time.Duration, err error) {
 	timeout = DefaultTimeout
 	if c.MaxBytes != nil {

@@ -384,4 +384,11 @@ func TestObserveRefusesLimitsItCannotKeep(t *testing.T) {
 			t.Errorf("observe %s: exit %d, stderr %q; want 0", in, code, stderr.String())
 		}
 	}
+	// A max bytes above the host ceiling is the call's to ask for; the
+	// fetcher holds it to the ceiling (F5), and the observation says so.
+	over := strings.Replace(fetchCase(`, "maxBytes": 1073741824`), `"name": "a.wav"`, `"name": "a.wav", "sizeBytes": 314572800`, 1)
+	var stdout, stderr strings.Builder
+	if code := run([]string{"observe"}, strings.NewReader(over), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), `"code":"host-ceiling"`) {
+		t.Errorf("observe with maxBytes above the ceiling: exit %d, stderr %q, stdout %.600s; want 0 and a host-ceiling outcome", code, stderr.String(), stdout.String())
+	}
 }
