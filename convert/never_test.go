@@ -2449,3 +2449,36 @@ func TestReferenceNestedNever(t *testing.T) {
 		t.Errorf("a nested ref was read as the block's disposition %q", b.Testimony.Disposition)
 	}
 }
+
+// TestTextJSONNestedNever pins N1 and N6 for a reference a server wrote as
+// JSON into a text with its never in "annotations" or "_meta": the text
+// testifies as the block would, so neither the text nor another block
+// naming the uri shows it. A never inside a deeper object, or in an
+// annotations object of a sibling, calls no uri of this object never.
+func TestTextJSONNestedNever(t *testing.T) {
+	for _, obj := range []string{
+		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"never"}}`,
+		`{"type":"resource","_meta":{"disposition":"never"},"uri":"` + neverURI + `"}`,
+		`[{"type":"resource","uri":"` + neverURI + `","\u0061nnotations":{"priority":1,"disposition":"n\u0065ver"}}]`,
+		`{"content":[{"type":"resource","uri":"` + neverURI + `","disposition":"ref","_meta":{"disposition":"never"}}]}`,
+	} {
+		txt, _ := json.Marshal(obj)
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`),
+			convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
+		assertHidden(t, ct, obj)
+	}
+	const other = "https://files.example/open.wav"
+	for _, obj := range []string{
+		`{"uri":"` + other + `","annotations":{"x":{"disposition":"never"}}}`,
+		`{"uri":"` + other + `","meta":{"disposition":"never"}}`,
+		`[{"uri":"` + other + `"},{"annotations":{"disposition":"never"}}]`,
+	} {
+		txt, _ := json.Marshal(obj)
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`), convert.Source{Server: "s", Tool: "render"})
+		if h := ct.History(); !strings.Contains(h, other) {
+			t.Errorf("%s: the uri no never names is withheld:\n%s", obj, h)
+		}
+	}
+}

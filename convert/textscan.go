@@ -44,8 +44,9 @@ import (
 //
 // A never past these bounds is not seen. Within them the reading is
 // tolerant: it takes what reads as an object holding a "uri" string and a
-// "disposition" of "never", and an object whose "resource" member holds
-// the uri (an embedded resource), wherever the text nests it.
+// "disposition" of "never", either its own or one in its "annotations" or
+// "_meta" object, and an object whose "resource" member holds the uri (an
+// embedded resource), wherever the text nests it.
 //
 // Withholding reaches further than reading: besides the "uri" members,
 // every uri a text writes out with its scheme and "://", or with that
@@ -1317,6 +1318,10 @@ func readText(text string, left *textCounts) textReading {
 		// resource is set on an object that is the "resource" member of
 		// its parent: its uris stay with the parent when it closes.
 		resource bool
+		// nested is set on an object that is the "annotations" or
+		// "_meta" member of its parent, where the RFC's first revision
+		// put the disposition: its never is its parent's too.
+		nested bool
 		// pending is where this object's uris start in pend.
 		pending int
 	}
@@ -1396,7 +1401,8 @@ scan:
 				}
 				objects++
 			}
-			stack = append(stack, frame{obj: c == '{', resource: c == '{' && inObject && member == keyResource, pending: len(pend)})
+			stack = append(stack, frame{obj: c == '{', resource: c == '{' && inObject && member == keyResource,
+				nested: c == '{' && inObject && (member == keyAnnotations || member == keyMeta), pending: len(pend)})
 			expectKey, member = c == '{', keyOther
 			i++
 		case c == '}' || c == ']':
@@ -1453,6 +1459,12 @@ scan:
 			case inObject && member == keyDisposition:
 				if isNever(lit) {
 					stack[len(stack)-1].never = true
+					if stack[len(stack)-1].nested {
+						// The parent's "uri" members read so far wait in
+						// pend for it to close; those after are read as
+						// they come.
+						stack[len(stack)-2].never = true
+					}
 				}
 				member = keyOther
 			default:
