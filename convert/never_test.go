@@ -2482,3 +2482,34 @@ func TestTextJSONNestedNever(t *testing.T) {
 		}
 	}
 }
+
+// TestTextJSONNestedNeverAtDepthBound pins N1 at the depth the text reader
+// stops at: a reference object at the deepest level read whose
+// annotations or _meta, one level deeper and so skipped, may say never
+// is read as never, since what it says is not known (fails closed).
+func TestTextJSONNestedNeverAtDepthBound(t *testing.T) {
+	const d = 63 // arrays around the object put it at the deepest level read
+	for _, obj := range []string{
+		`{"type":"resource","uri":"` + neverURI + `","disposition":"never"}`,
+		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"never"}}`,
+		`{"type":"resource","_meta":{"disposition":"never"},"uri":"` + neverURI + `"}`,
+		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"n\u0065ver"}}`,
+		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"never"`, // cut short
+	} {
+		text := strings.Repeat("[", d) + obj + strings.Repeat("]", d)
+		txt, _ := json.Marshal(text)
+		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`),
+			convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
+		assertHidden(t, ct, obj)
+	}
+	// Annotations that cannot say never keep the uri shown.
+	const other = "https://files.example/open.wav"
+	text := strings.Repeat("[", d) + `{"uri":"` + other + `","annotations":{"priority":1}}` + strings.Repeat("]", d)
+	txt, _ := json.Marshal(text)
+	c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+	ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`), convert.Source{Server: "s", Tool: "render"})
+	if h := ct.History(); !strings.Contains(h, other) {
+		t.Errorf("annotations without a never at the depth bound withhold the uri:\n%s", h)
+	}
+}

@@ -1388,6 +1388,18 @@ scan:
 		case c == '{' || c == '[':
 			if len(stack) == textDepthMax {
 				end, ok := valueEnd(d, i)
+				if c == '{' && inObject && (member == keyAnnotations || member == keyMeta) {
+					// The skipped object may say never for its parent
+					// (see frame.nested); what it says is not known, so
+					// the parent is read as never when it may.
+					part := text[i:]
+					if ok {
+						part = text[i:end]
+					}
+					if mayNameNever(part) {
+						stack[len(stack)-1].never = true
+					}
+				}
 				if !ok {
 					break scan
 				}
@@ -1496,6 +1508,17 @@ scan:
 		unreadFrom(i, whole[i:])
 	}
 	return r
+}
+
+// mayNameNever reports whether s may hold the string "never": as it
+// stands, or with one of its letters escaped.
+func mayNameNever(s string) bool {
+	for _, k := range []string{"never", `\u006e`, `\u006E`, `\u0065`, `\u0076`, `\u0072`} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayNameMember reports whether s may hold a "uri" member: the key as it
