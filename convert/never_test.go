@@ -2450,6 +2450,20 @@ func TestReferenceNestedNever(t *testing.T) {
 	}
 }
 
+// ingestTextJSON ingests, under a policy that would show every uri, a
+// content of one text holding text as a JSON string and, with ref, a
+// plain reference to neverURI after it.
+func ingestTextJSON(t *testing.T, text string, ref bool) *convert.Content {
+	t.Helper()
+	txt, _ := json.Marshal(text)
+	blocks := []string{`{"type":"text","text":` + string(txt) + `}`}
+	if ref {
+		blocks = append(blocks, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`)
+	}
+	c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
+	return c.Ingest(t.Context(), raws(blocks...), convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
+}
+
 // TestTextJSONNestedNever pins N1 and N6 for a reference a server wrote as
 // JSON into a text with its never in "annotations" or "_meta": the text
 // testifies as the block would, so neither the text nor another block
@@ -2462,11 +2476,7 @@ func TestTextJSONNestedNever(t *testing.T) {
 		`[{"type":"resource","uri":"` + neverURI + `","\u0061nnotations":{"priority":1,"disposition":"n\u0065ver"}}]`,
 		`{"content":[{"type":"resource","uri":"` + neverURI + `","disposition":"ref","_meta":{"disposition":"never"}}]}`,
 	} {
-		txt, _ := json.Marshal(obj)
-		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
-		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`),
-			convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
-		assertHidden(t, ct, obj)
+		assertHidden(t, ingestTextJSON(t, obj, true), obj)
 	}
 	const other = "https://files.example/open.wav"
 	for _, obj := range []string{
@@ -2474,10 +2484,7 @@ func TestTextJSONNestedNever(t *testing.T) {
 		`{"uri":"` + other + `","meta":{"disposition":"never"}}`,
 		`[{"uri":"` + other + `"},{"annotations":{"disposition":"never"}}]`,
 	} {
-		txt, _ := json.Marshal(obj)
-		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
-		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`), convert.Source{Server: "s", Tool: "render"})
-		if h := ct.History(); !strings.Contains(h, other) {
+		if h := ingestTextJSON(t, obj, false).History(); !strings.Contains(h, other) {
 			t.Errorf("%s: the uri no never names is withheld:\n%s", obj, h)
 		}
 	}
@@ -2496,20 +2503,12 @@ func TestTextJSONNestedNeverAtDepthBound(t *testing.T) {
 		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"n\u0065ver"}}`,
 		`{"type":"resource","uri":"` + neverURI + `","annotations":{"disposition":"never"`, // cut short
 	} {
-		text := strings.Repeat("[", d) + obj + strings.Repeat("]", d)
-		txt, _ := json.Marshal(text)
-		c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
-		ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`),
-			convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
-		assertHidden(t, ct, obj)
+		assertHidden(t, ingestTextJSON(t, strings.Repeat("[", d)+obj+strings.Repeat("]", d), true), obj)
 	}
 	// Annotations that cannot say never keep the uri shown.
 	const other = "https://files.example/open.wav"
 	text := strings.Repeat("[", d) + `{"uri":"` + other + `","annotations":{"priority":1}}` + strings.Repeat("]", d)
-	txt, _ := json.Marshal(text)
-	c := mustConverter(t, newRegistry(t), convert.Policy{ShowURI: showAll})
-	ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`), convert.Source{Server: "s", Tool: "render"})
-	if h := ct.History(); !strings.Contains(h, other) {
+	if h := ingestTextJSON(t, text, false).History(); !strings.Contains(h, other) {
 		t.Errorf("annotations without a never at the depth bound withhold the uri:\n%s", h)
 	}
 }
