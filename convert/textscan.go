@@ -1386,9 +1386,12 @@ scan:
 		inObject := len(stack) > 0 && stack[len(stack)-1].obj
 		switch c := d[i]; {
 		case c == '{' || c == '[':
+			// An object that is the "annotations" or "_meta" member of
+			// an object (see frame.nested).
+			nested := c == '{' && inObject && (member == keyAnnotations || member == keyMeta)
 			if len(stack) == textDepthMax {
 				end, ok := valueEnd(d, i)
-				if c == '{' && inObject && (member == keyAnnotations || member == keyMeta) {
+				if nested {
 					// The skipped object may say never for its parent
 					// (see frame.nested); what it says is not known, so
 					// the parent is read as never when it may.
@@ -1413,8 +1416,7 @@ scan:
 				}
 				objects++
 			}
-			stack = append(stack, frame{obj: c == '{', resource: c == '{' && inObject && member == keyResource,
-				nested: c == '{' && inObject && (member == keyAnnotations || member == keyMeta), pending: len(pend)})
+			stack = append(stack, frame{obj: c == '{', resource: c == '{' && inObject && member == keyResource, nested: nested, pending: len(pend)})
 			expectKey, member = c == '{', keyOther
 			i++
 		case c == '}' || c == ']':
@@ -1513,18 +1515,18 @@ scan:
 // mayNameNever reports whether s may hold the string "never": as it
 // stands, or with one of its letters escaped.
 func mayNameNever(s string) bool {
-	for _, k := range []string{"never", `\u006e`, `\u006E`, `\u0065`, `\u0076`, `\u0072`} {
-		if strings.Contains(s, k) {
-			return true
-		}
-	}
-	return false
+	return containsAny(s, "never", `\u006e`, `\u006E`, `\u0065`, `\u0076`, `\u0072`)
 }
 
 // mayNameMember reports whether s may hold a "uri" member: the key as it
 // stands, or with one of its letters escaped.
 func mayNameMember(s string) bool {
-	for _, k := range []string{`"uri"`, `\u0075`, `\u0072`, `\u0069`} {
+	return containsAny(s, `"uri"`, `\u0075`, `\u0072`, `\u0069`)
+}
+
+// containsAny reports whether s holds any of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, k := range subs {
 		if strings.Contains(s, k) {
 			return true
 		}
