@@ -2512,3 +2512,29 @@ func TestTextJSONNestedNeverAtDepthBound(t *testing.T) {
 		t.Errorf("annotations without a never at the depth bound withhold the uri:\n%s", h)
 	}
 }
+
+// TestTextJSONNestedNeverFloodAtDepthBound is an attack on the depth
+// bound's reading of skipped annotations: thousands of references at the
+// deepest level read, each with annotations that cannot say never, and
+// last one whose annotations say it escaped. Only the last is withheld.
+func TestTextJSONNestedNeverFloodAtDepthBound(t *testing.T) {
+	const d, n = 63, 5000
+	var b strings.Builder
+	b.WriteString(strings.Repeat("[", d))
+	for k := range n {
+		fmt.Fprintf(&b, `{"uri":"https://files.example/open-%d.wav","annotations":{"priority":%d,"audience":["user"]}},`, k, k)
+	}
+	b.WriteString(`{"uri":"` + neverURI + `","_meta":{"x":[1,2],"disposition":"\u006Eever"}}`)
+	b.WriteString(strings.Repeat("]", d))
+	// A view bound the whole text fits in, so that no never is withheld
+	// for want of room.
+	txt, _ := json.Marshal(b.String())
+	c := mustConverter(t, newRegistry(t), convert.Policy{ViewMax: 1 << 20, ShowURI: showAll})
+	ct := c.Ingest(t.Context(), raws(`{"type":"text","text":`+string(txt)+`}`, `{"type":"resource","uri":"`+neverURI+`","name":"x"}`),
+		convert.Source{Server: "s", Lane: convert.LaneToolResult, Tool: "render"})
+	assertHidden(t, ct, "flood")
+	last := fmt.Sprintf("https://files.example/open-%d.wav", n-1)
+	if h := ct.History(); !strings.Contains(h, "https://files.example/open-0.wav") || !strings.Contains(h, last) {
+		t.Errorf("the references whose annotations cannot say never are withheld (%d bytes of history)", len(h))
+	}
+}
