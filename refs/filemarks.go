@@ -46,10 +46,11 @@ var errMarkKey = errors.New(`refs: a mark key must be "sha256:" and 43 base64url
 // [Config.Marks]; make one with [OpenFileMarks] and close it when the
 // registries using it are done. It is safe for concurrent use.
 //
-// Mark returns only once the mark's line is written and synced to disk. A
-// mark that was already recorded, by this process or an earlier one, is
-// not written again. Marked answers from memory and never touches the
-// disk.
+// Mark returns only once the mark's line is written and synced to disk;
+// marks made at the same time, from many goroutines, share one write and
+// one sync. A mark that was already recorded, by this process or an
+// earlier one, is not written again. Marked answers from memory and never
+// touches the disk.
 //
 // The file is a header line followed by one line per mark: the key, a
 // space, and the server's name as a Go quoted string. Keys are the hashed
@@ -76,6 +77,11 @@ var errMarkKey = errors.New(`refs: a mark key must be "sha256:" and 43 base64url
 type FileMarks struct {
 	path string
 	perm os.FileMode // the file's permission, kept by a rewrite
+
+	// qmu guards queue: the Marks waiting to be written, in order of
+	// arrival. The writer that next holds wmu takes them all.
+	qmu   sync.Mutex
+	queue []*markWaiter
 
 	// wmu serializes the writers (Mark, the rewrite, Close) and is held
 	// across their disk I/O. The fields below it are the writers' alone.
@@ -275,16 +281,19 @@ func (m *FileMarks) addLocked(p filePair, synced bool) {
 // base64url characters (the form the registry passes). It returns nil
 // once the mark is on disk: its line written and the file synced. A mark
 // already recorded for that key and server returns nil at once. It fails,
-// writing nothing, when ctx is done or the store is closed, and fails on a
-// disk error; the registry then keeps the mark in memory and calls Mark
-// again at the uri's next never.
+// writing nothing, when ctx is done before its line is written or the
+// store is closed, and fails on a disk error; the registry then keeps the
+// mark in memory and calls Mark again at the uri's next never.
+//
+// Marks made at the same time share the disk's work: a Mark that arrives
+// while another is writing waits for it, and is then written, in one
+// write and one sync, with every other mark that waited meanwhile. A
+// disk error fails every mark of that write.
 func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if !validMarkKey(key) {
 		return errMarkKey
 	}
 	p := filePair{key, server}
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
 	m.mu.RLock()
 	closed, synced := m.closed, m.pairs[p]
 	m.mu.RUnlock()
@@ -297,33 +306,110 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	whole, err := m.appendLine(markLine(p))
+	w := &markWaiter{p: p, ctx: ctx}
+	m.qmu.Lock()
+	m.queue = append(m.queue, w)
+	m.qmu.Unlock()
+	if testHookMarkWaits != nil {
+		testHookMarkWaits()
+	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if !w.done {
+		// No writer took w yet: this Mark writes every mark queued now.
+		m.qmu.Lock()
+		batch := m.queue
+		m.queue = nil
+		m.qmu.Unlock()
+		m.commit(batch)
+	}
+	return w.err
+}
+
+// A markWaiter is a Mark waiting for its line to be written. err and done
+// are set by the writer that takes it, under wmu, and read under wmu.
+type markWaiter struct {
+	p    filePair
+	ctx  context.Context
+	err  error
+	done bool
+}
+
+// commit writes the marks of batch that are still to write, with one
+// write and one sync, and gives each waiter its answer. The caller holds
+// wmu.
+func (m *FileMarks) commit(batch []*markWaiter) {
+	var (
+		lines []byte
+		take  []*markWaiter         // the waiters whose lines are written
+		first map[filePair]struct{} // the pairs written, each once
+	)
+	m.mu.RLock()
+	closed := m.closed
+	for _, w := range batch {
+		w.done = true
+		switch {
+		case closed:
+			w.err = errFileMarksClosed
+		case m.pairs[w.p]:
+			// Written and synced since this Mark looked: nothing to do.
+		default:
+			if err := w.ctx.Err(); err != nil {
+				w.err = err
+				continue
+			}
+			if first == nil {
+				first = make(map[filePair]struct{})
+			}
+			if _, ok := first[w.p]; !ok {
+				first[w.p] = struct{}{}
+				lines = append(lines, markLine(w.p)...)
+			}
+			take = append(take, w)
+		}
+	}
+	m.mu.RUnlock()
+	if len(take) == 0 {
+		return
+	}
+	whole, err := m.appendLines(lines, len(first))
 	if whole {
 		// A line in the file counts for Marked even when its sync
 		// failed, and a rewrite keeps it; Mark writes it again.
 		m.mu.Lock()
-		m.addLocked(p, err == nil)
+		for p := range first {
+			m.addLocked(p, err == nil)
+		}
 		m.mu.Unlock()
 	}
-	if err != nil {
-		return err
+	for _, w := range take {
+		w.err = err
 	}
-	m.maybeCompact()
-	return nil
+	if err == nil {
+		m.maybeCompact()
+	}
 }
+
+// syncMarkFile syncs the mark file after a write; tests replace it to
+// count the syncs or to hold one.
+var syncMarkFile = (*os.File).Sync
+
+// testHookMarkWaits, if set, is called by Mark just before it waits to
+// write, so a test knows when a Mark is queued behind a write under way.
+var testHookMarkWaits func()
 
 // errFileMarksClosed is the error after Close; it matches os.ErrClosed.
 var errFileMarksClosed = fmt.Errorf("refs: mark file: %w", os.ErrClosed)
 
-// appendLine writes line and syncs the file (and its directory after a
-// rename). whole reports whether the line reached the file whole, synced
-// or not.
-func (m *FileMarks) appendLine(line []byte) (whole bool, err error) {
+// appendLines writes lines, which hold n mark lines, and syncs the file
+// (and its directory after a rename). whole reports whether the lines
+// reached the file whole, synced or not.
+func (m *FileMarks) appendLines(lines []byte, n int) (whole bool, err error) {
 	if err := m.ready(); err != nil {
 		return false, err
 	}
-	n, err := m.f.Write(line)
-	if err == nil && n != len(line) {
+	k, err := m.f.Write(lines)
+	if err == nil && k != len(lines) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
@@ -335,9 +421,9 @@ func (m *FileMarks) appendLine(line []byte) (whole bool, err error) {
 		}
 		return false, fmt.Errorf("refs: writing mark file: %w", err)
 	}
-	m.size += int64(n)
-	m.lines++
-	if err := m.f.Sync(); err != nil {
+	m.size += int64(k)
+	m.lines += n
+	if err := syncMarkFile(m.f); err != nil {
 		// The line is in the file but perhaps not on disk. A retry writes
 		// it again rather than trusting a second sync.
 		return true, fmt.Errorf("refs: syncing mark file: %w", err)
