@@ -365,6 +365,10 @@ func (m *FileMarks) commit(batch []*markWaiter) {
 				first[w.p] = struct{}{}
 				lines = append(lines, markLine(w.p)...)
 			}
+			// The answer until the write below gives the real one: a
+			// panic on the way (recovered by the caller) must not leave
+			// the other waiters answered nil.
+			w.err = errMarkWriteUnfinished
 			take = append(take, w)
 		}
 	}
@@ -397,6 +401,10 @@ var syncMarkFile = (*os.File).Sync
 // testHookMarkWaits, if set, is called by Mark just before it waits to
 // write, so a test knows when a Mark is queued behind a write under way.
 var testHookMarkWaits func()
+
+// errMarkWriteUnfinished is Mark's error when the write that took its
+// mark, on another goroutine, ended without finishing.
+var errMarkWriteUnfinished = errors.New("refs: the write of a mark did not finish")
 
 // errFileMarksClosed is the error after Close; it matches os.ErrClosed.
 var errFileMarksClosed = fmt.Errorf("refs: mark file: %w", os.ErrClosed)

@@ -33,23 +33,11 @@ func TestFileMarksShareSync(t *testing.T) {
 	defer m.Close()
 
 	const others = 16
-	var (
-		syncs   atomic.Int32
-		gate    = make(chan struct{})
-		holding = make(chan struct{})
-		waiting sync.WaitGroup
-	)
-	waiting.Add(others + 1) // the first Mark passes the hook too
-	defer func(s func(*os.File) error) { syncMarkFile = s }(syncMarkFile)
-	syncMarkFile = func(f *os.File) error {
-		if syncs.Add(1) == 1 {
-			close(holding)
-			<-gate
-		}
-		return f.Sync()
-	}
-	testHookMarkWaits = waiting.Done
-	defer func() { testHookMarkWaits = nil }()
+	held, release, syncs := holdFirstSync(t, nil)
+	defer release()
+	var waiting sync.WaitGroup
+	waiting.Add(others)
+	hookAfter(t, 1, waiting.Done)
 
 	var done sync.WaitGroup
 	synced := make([]atomic.Bool, others+1) // set once Mark returned nil
@@ -59,7 +47,7 @@ func TestFileMarksShareSync(t *testing.T) {
 		}
 		synced[0].Store(true)
 	})
-	<-holding // the first mark's sync is under way and held
+	<-held // the first mark's sync is under way and held
 	for i := 1; i <= others; i++ {
 		done.Go(func() {
 			if err := m.Mark(t.Context(), batchKey(i), fmt.Sprint("s", i%3)); err != nil {
@@ -74,7 +62,7 @@ func TestFileMarksShareSync(t *testing.T) {
 			t.Errorf("Mark %d returned before any sync ended", i)
 		}
 	}
-	close(gate)
+	release()
 	done.Wait()
 
 	if got := syncs.Load(); got != 2 {
@@ -257,4 +245,148 @@ func BenchmarkFileMarksParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(syncs.Load())/float64(b.N), "syncs/op")
+}
+
+// TestFileMarksPanicInSharedWrite makes the sync shared by waiting marks
+// panic; the caller that ran it recovers, as net/http does for a
+// handler. No other waiter may then read its Mark as done (N7).
+func TestFileMarksPanicInSharedWrite(t *testing.T) {
+	m, err := OpenFileMarks(filepath.Join(t.TempDir(), "marks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var (
+		syncs   atomic.Int32
+		gate    = make(chan struct{})
+		held    = make(chan struct{})
+		release = sync.OnceFunc(func() { close(gate) })
+	)
+	defer release()
+	old := syncMarkFile
+	t.Cleanup(func() { syncMarkFile = old })
+	syncMarkFile = func(f *os.File) error {
+		switch syncs.Add(1) {
+		case 1: // the first mark's own sync, held while the others queue
+			close(held)
+			<-gate
+		case 2: // the sync the others share
+			panic("the disk layer failed")
+		}
+		return f.Sync()
+	}
+	const others = 4
+	var waiting, done sync.WaitGroup
+	waiting.Add(others)
+	hookAfter(t, 1, waiting.Done)
+	done.Go(func() {
+		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
+			t.Errorf("Mark 0 = %v", err)
+		}
+	})
+	<-held
+	errs := make([]error, others)
+	panicked := make([]bool, others)
+	for i := range others {
+		done.Go(func() {
+			defer func() { panicked[i] = recover() != nil }()
+			errs[i] = m.Mark(t.Context(), batchKey(1+i), "vst")
+		})
+	}
+	waiting.Wait()
+	release()
+	done.Wait()
+	for i := range others {
+		if !panicked[i] && errs[i] == nil {
+			t.Errorf("Mark %d returned nil, though the sync of its line panicked", 1+i)
+		}
+	}
+}
+
+// TestFileMarksBatchesUnderLoad marks overlapping pairs from many
+// goroutines while syncs fail now and then, some contexts end early and
+// Close arrives at the end, and the file starts near its rewrite bound:
+// every Mark that returned nil must be in the file when it is opened
+// again, and must read marked at once (N7).
+func TestFileMarksBatchesUnderLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "marks")
+	var seed strings.Builder
+	seed.WriteString(fileMarksHeader)
+	for i := range compactMinLines - 4 { // duplicates, so a rewrite comes soon
+		seed.WriteString(string(markLine(filePair{batchKey(10_000 + i%2), "old"})))
+	}
+	if err := os.WriteFile(path, []byte(seed.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenFileMarks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	old := syncMarkFile
+	t.Cleanup(func() { syncMarkFile = old })
+	syncMarkFile = func(f *os.File) error {
+		if calls.Add(1)%5 == 0 {
+			return errors.New("the disk hiccuped")
+		}
+		return f.Sync()
+	}
+	var (
+		mu   sync.Mutex
+		done = map[filePair]bool{}
+		wg   sync.WaitGroup
+	)
+	record := func(p filePair) {
+		mu.Lock()
+		done[p] = true
+		mu.Unlock()
+	}
+	for g := range 32 {
+		wg.Go(func() {
+			for j := range 40 {
+				p := filePair{batchKey((g*7 + j*13) % 150), fmt.Sprint("s", j%3)}
+				ctx, cancel := context.WithCancel(t.Context())
+				if (g+j)%6 == 0 {
+					cancel()
+				}
+				err := m.Mark(ctx, p.key, p.server)
+				cancel()
+				if err == nil {
+					record(p)
+					if ok, _ := m.Marked(t.Context(), p.key); !ok {
+						t.Errorf("Mark returned nil but Marked reads false")
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range 8 { // Close races these
+		wg.Go(func() {
+			p := filePair{batchKey(500 + g), "late"}
+			if err := m.Mark(t.Context(), p.key, p.server); err == nil {
+				record(p)
+			} else if !errors.Is(err, os.ErrClosed) {
+				t.Errorf("Mark racing Close = %v; want nil or os.ErrClosed", err)
+			}
+		})
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	wg.Wait()
+	if len(done) == 0 {
+		t.Fatal("no mark went through")
+	}
+	syncMarkFile = old
+	again, err := OpenFileMarks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for p := range done {
+		if ok, _ := again.Marked(t.Context(), p.key); !ok {
+			t.Errorf("a mark reported done (%q) is missing after reopening", p.server)
+		}
+	}
 }
