@@ -398,6 +398,10 @@ func (m *FileMarks) commit(batch []*markWaiter) {
 // count the syncs or to hold one.
 var syncMarkFile = (*os.File).Sync
 
+// syncMarkDir syncs the mark file's directory after a rewrite; tests
+// replace it to make it fail.
+var syncMarkDir = syncDir
+
 // testHookMarkWaits, if set, is called by Mark just before it waits to
 // write, so a test knows when a Mark is queued behind a write under way.
 var testHookMarkWaits func()
@@ -437,7 +441,7 @@ func (m *FileMarks) appendLines(lines []byte, n int) (whole bool, err error) {
 		return true, fmt.Errorf("refs: syncing mark file: %w", err)
 	}
 	if m.dirDirty {
-		if err := syncDir(m.path); err != nil {
+		if err := syncMarkDir(m.path); err != nil {
 			return true, fmt.Errorf("refs: syncing the mark file's directory: %w", err)
 		}
 		m.dirDirty = false
@@ -501,7 +505,7 @@ func (m *FileMarks) maybeCompact() {
 
 // compact writes every mark once to path+".tmp", syncs it, and renames it
 // over the file. Marks written whose sync failed are kept too, and count
-// as synced once the new file is.
+// as synced once the new file and the rename are.
 func (m *FileMarks) compact() error {
 	m.mu.RLock()
 	all := make([]filePair, 0, len(m.pairs))
@@ -530,14 +534,18 @@ func (m *FileMarks) compact() error {
 		return err
 	}
 	m.size, m.lines, m.torn = size, len(all), false
-	m.mu.Lock()
-	for _, p := range all {
-		m.pairs[p] = true
-	}
-	m.mu.Unlock()
 	// Until the directory is synced, a crash could bring back the old
-	// file; the next Mark syncs it before reporting done.
-	m.dirDirty = syncDir(m.path) != nil
+	// file; the next Mark that writes syncs it before reporting done.
+	// Only then do the marks whose own sync failed count as synced:
+	// the old file may not hold them, and a Mark of one writes it again.
+	m.dirDirty = syncMarkDir(m.path) != nil
+	if !m.dirDirty {
+		m.mu.Lock()
+		for _, p := range all {
+			m.pairs[p] = true
+		}
+		m.mu.Unlock()
+	}
 	_ = m.reopen()
 	return nil
 }

@@ -390,3 +390,52 @@ func TestFileMarksBatchesUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestFileMarksRewriteUnsyncedDirectory: a mark whose line reached the
+// file but whose sync failed is not done; a rewrite that then carries the
+// line to a new file, whose rename the directory sync fails to make
+// durable, must not count it done either, since a crash could bring back
+// the old file without it. Marking it again must write it again, with
+// the directory synced before Mark returns (N7).
+func TestFileMarksRewriteUnsyncedDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "marks")
+	var seed strings.Builder
+	seed.WriteString(fileMarksHeader)
+	for i := range compactMinLines { // duplicates: the next mark rewrites the file
+		seed.WriteString(string(markLine(filePair{batchKey(10_000 + i%2), "old"})))
+	}
+	if err := os.WriteFile(path, []byte(seed.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oldDir, oldSync := syncMarkDir, syncMarkFile
+	t.Cleanup(func() { syncMarkDir, syncMarkFile = oldDir, oldSync })
+	m, err := OpenFileMarks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+
+	unsynced := filePair{batchKey(1), "vst"}
+	syncMarkFile = func(*os.File) error { return errors.New("sync failed") }
+	if err := m.Mark(t.Context(), unsynced.key, unsynced.server); err == nil {
+		t.Fatal("Mark passed with a failing sync")
+	}
+	syncMarkFile = oldSync
+	var dirSyncs atomic.Int32
+	syncMarkDir = func(string) error { dirSyncs.Add(1); return errors.New("directory sync failed") }
+	// A new mark takes the file past the bound: it is rewritten.
+	if err := m.Mark(t.Context(), batchKey(2), "other"); err != nil {
+		t.Fatalf("Mark = %v", err)
+	}
+	if dirSyncs.Load() == 0 {
+		t.Fatal("the file was not rewritten")
+	}
+	dirSyncs.Store(0)
+	syncMarkDir = func(string) error { dirSyncs.Add(1); return nil }
+	if err := m.Mark(t.Context(), unsynced.key, unsynced.server); err != nil {
+		t.Fatalf("Mark again = %v", err)
+	}
+	if dirSyncs.Load() == 0 {
+		t.Errorf("Mark of a line only an unsynced rename holds returned nil without syncing the directory")
+	}
+}
