@@ -20,75 +20,32 @@ func batchKey(n int) string {
 	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// TestFileMarksShareSync holds the sync of one mark while many others
-// arrive: they must all go to disk with one more sync, not one each, and
-// each must return only once its own line is synced (N7: a never mark is
-// durable before it is reported done).
-func TestFileMarksShareSync(t *testing.T) {
+// openBatchStore opens a mark file in a new temporary directory, closed
+// when the test ends, and returns it with its path.
+func openBatchStore(t *testing.T) (*FileMarks, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "marks")
 	m, err := OpenFileMarks(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-
-	const others = 16
-	held, release, syncs := holdFirstSync(t, nil)
-	defer release()
-	var waiting sync.WaitGroup
-	waiting.Add(others)
-	hookAfter(t, 1, waiting.Done)
-
-	var done sync.WaitGroup
-	synced := make([]atomic.Bool, others+1) // set once Mark returned nil
-	done.Go(func() {
-		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
-			t.Errorf("Mark 0 = %v", err)
-		}
-		synced[0].Store(true)
-	})
-	<-held // the first mark's sync is under way and held
-	for i := 1; i <= others; i++ {
-		done.Go(func() {
-			if err := m.Mark(t.Context(), batchKey(i), fmt.Sprint("s", i%3)); err != nil {
-				t.Errorf("Mark %d = %v", i, err)
-			}
-			synced[i].Store(true)
-		})
-	}
-	waiting.Wait() // every other Mark is about to wait
-	for i := range synced {
-		if synced[i].Load() {
-			t.Errorf("Mark %d returned before any sync ended", i)
-		}
-	}
-	release()
-	done.Wait()
-
-	if got := syncs.Load(); got != 2 {
-		t.Errorf("%d marks made while one sync was held took %d syncs; want 2 (one for the first, one shared by the rest)", others+1, got)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i <= others; i++ {
-		if strings.Count(string(data), batchKey(i)) != 1 {
-			t.Errorf("the file holds mark %d %d times; want once", i, strings.Count(string(data), batchKey(i)))
-		}
-	}
+	t.Cleanup(func() { m.Close() })
+	return m, path
 }
 
-// holdFirstSync makes the first sync wait until the returned release is
-// called, and every later sync return failWith (nil: sync for real). held
-// is closed once the first sync is waiting; syncs counts them all.
-func holdFirstSync(t *testing.T, failWith error) (held <-chan struct{}, release func(), syncs *atomic.Int32) {
+// holdFirstSync makes the first sync of the mark file wait until release
+// is called, and every later one run later (nil: sync for real). held is
+// closed once the first sync is waiting; syncs counts them all.
+func holdFirstSync(t *testing.T, later func(*os.File) error) (held <-chan struct{}, release func(), syncs *atomic.Int32) {
 	t.Helper()
 	var (
 		gate    = make(chan struct{})
 		holding = make(chan struct{})
 		n       atomic.Int32
 	)
+	if later == nil {
+		later = (*os.File).Sync
+	}
 	old := syncMarkFile
 	t.Cleanup(func() { syncMarkFile = old })
 	syncMarkFile = func(f *os.File) error {
@@ -97,103 +54,136 @@ func holdFirstSync(t *testing.T, failWith error) (held <-chan struct{}, release 
 			<-gate
 			return f.Sync()
 		}
-		if failWith != nil {
-			return failWith
-		}
-		return f.Sync()
+		return later(f)
 	}
-	return holding, sync.OnceFunc(func() { close(gate) }), &n
+	release = sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	return holding, release, &n
+}
+
+// queueBehind marks batchKey(0) on m, whose sync holdFirstSync holds,
+// then calls mark(i) for i from 1 to n, each on a goroutine of its own.
+// Once all n are waiting to write, it calls between (if not nil),
+// releases the held sync and waits for every mark to return.
+func queueBehind(t *testing.T, m *FileMarks, held <-chan struct{}, release func(), n int, mark func(i int), between func()) {
+	t.Helper()
+	var waiting, done sync.WaitGroup
+	waiting.Add(n)
+	var calls atomic.Int32
+	testHookMarkWaits = func() {
+		if calls.Add(1) > 1 { // the first is Mark 0's own
+			waiting.Done()
+		}
+	}
+	defer func() { testHookMarkWaits = nil }()
+	done.Go(func() {
+		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
+			t.Errorf("Mark 0 = %v", err)
+		}
+	})
+	<-held // Mark 0's sync is under way and held
+	for i := 1; i <= n; i++ {
+		done.Go(func() { mark(i) })
+	}
+	waiting.Wait()
+	if between != nil {
+		between()
+	}
+	release()
+	done.Wait()
+}
+
+// TestFileMarksShareSync holds the sync of one mark while many others
+// arrive: they must all go to disk with one more sync, not one each, and
+// each must return only once its own line is synced (N7: a never mark is
+// durable before it is reported done).
+func TestFileMarksShareSync(t *testing.T) {
+	m, path := openBatchStore(t)
+	held, release, syncs := holdFirstSync(t, nil)
+	const others = 16
+	var returned [others + 1]atomic.Bool
+	queueBehind(t, m, held, release, others, func(i int) {
+		if err := m.Mark(t.Context(), batchKey(i), fmt.Sprint("s", i%3)); err != nil {
+			t.Errorf("Mark %d = %v", i, err)
+		}
+		returned[i].Store(true)
+	}, func() {
+		for i := range returned {
+			if returned[i].Load() {
+				t.Errorf("Mark %d returned before any sync ended", i)
+			}
+		}
+	})
+	if got := syncs.Load(); got != 2 {
+		t.Errorf("%d marks made while one sync was held took %d syncs; want 2 (one for the first, one shared by the rest)", others+1, got)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= others; i++ {
+		if n := strings.Count(string(data), batchKey(i)); n != 1 {
+			t.Errorf("the file holds mark %d %d times; want once", i, n)
+		}
+	}
 }
 
 // TestFileMarksSharedSyncFails fails the sync that marks waiting behind
 // another share: every one of them fails, each reads marked (its line is
 // in the file), and a retry writes it again and succeeds (N7).
 func TestFileMarksSharedSyncFails(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "marks")
-	m, err := OpenFileMarks(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, path := openBatchStore(t)
 	diskErr := errors.New("disk gone")
-	held, release, _ := holdFirstSync(t, diskErr)
-	defer release()
-	var waiting, done sync.WaitGroup
+	held, release, _ := holdFirstSync(t, func(*os.File) error { return diskErr })
 	const others = 4
-	waiting.Add(others)
-	hookAfter(t, 1, waiting.Done)
-	done.Go(func() {
-		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
-			t.Errorf("Mark 0 = %v", err)
+	errs := make([]error, others+1)
+	queueBehind(t, m, held, release, others, func(i int) { errs[i] = m.Mark(t.Context(), batchKey(i), "vst") }, nil)
+	for i := 1; i <= others; i++ {
+		if !errors.Is(errs[i], diskErr) {
+			t.Errorf("Mark %d, synced with the others, = %v; want the sync's error", i, errs[i])
 		}
-	})
-	<-held
-	errs := make([]error, others)
-	for i := range others {
-		done.Go(func() { errs[i] = m.Mark(t.Context(), batchKey(1+i), "vst") })
-	}
-	waiting.Wait()
-	release()
-	done.Wait()
-	for i, err := range errs {
-		if !errors.Is(err, diskErr) {
-			t.Errorf("Mark %d, synced with the others, = %v; want the sync's error", 1+i, err)
-		}
-		if ok, _ := m.Marked(t.Context(), batchKey(1+i)); !ok {
-			t.Errorf("Mark %d: its line is in the file but it reads unmarked", 1+i)
+		if ok, _ := m.Marked(t.Context(), batchKey(i)); !ok {
+			t.Errorf("Mark %d: its line is in the file but it reads unmarked", i)
 		}
 	}
-	syncMarkFile, testHookMarkWaits = (*os.File).Sync, nil
-	for i := range others {
-		if err := m.Mark(t.Context(), batchKey(1+i), "vst"); err != nil {
-			t.Errorf("retried Mark %d = %v", 1+i, err)
+	syncMarkFile = (*os.File).Sync
+	for i := 1; i <= others; i++ {
+		if err := m.Mark(t.Context(), batchKey(i), "vst"); err != nil {
+			t.Errorf("retried Mark %d = %v", i, err)
 		}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range others {
-		if n := strings.Count(string(data), batchKey(1+i)); n != 2 {
-			t.Errorf("mark %d is in the file %d times; want twice (the unsynced write and the retry)", 1+i, n)
+	for i := 1; i <= others; i++ {
+		if n := strings.Count(string(data), batchKey(i)); n != 2 {
+			t.Errorf("mark %d is in the file %d times; want twice (the unsynced write and the retry)", i, n)
 		}
 	}
 }
 
 // TestFileMarksContextEndsWhileWaiting ends a Mark's context while it
 // waits behind another mark's sync: it fails and writes nothing, and the
-// marks waiting with it are written.
+// mark waiting with it is written.
 func TestFileMarksContextEndsWhileWaiting(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "marks")
-	m, err := OpenFileMarks(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, path := openBatchStore(t)
 	held, release, syncs := holdFirstSync(t, nil)
-	defer release()
-	var waiting, done sync.WaitGroup
-	waiting.Add(2)
-	hookAfter(t, 1, waiting.Done)
-	done.Go(func() {
-		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
-			t.Errorf("Mark 0 = %v", err)
-		}
-	})
-	<-held
 	ctx, cancel := context.WithCancel(t.Context())
-	var leftErr, keptErr error
-	done.Go(func() { leftErr = m.Mark(ctx, batchKey(1), "vst") })
-	done.Go(func() { keptErr = m.Mark(t.Context(), batchKey(2), "vst") })
-	waiting.Wait()
-	cancel()
-	release()
-	done.Wait()
-	if !errors.Is(leftErr, context.Canceled) {
-		t.Errorf("Mark whose context ended while it waited = %v; want context.Canceled", leftErr)
+	defer cancel()
+	errs := make([]error, 3)
+	queueBehind(t, m, held, release, 2, func(i int) {
+		if i == 1 {
+			errs[i] = m.Mark(ctx, batchKey(i), "vst")
+		} else {
+			errs[i] = m.Mark(t.Context(), batchKey(i), "vst")
+		}
+	}, cancel)
+	if !errors.Is(errs[1], context.Canceled) {
+		t.Errorf("Mark whose context ended while it waited = %v; want context.Canceled", errs[1])
 	}
-	if keptErr != nil {
-		t.Errorf("Mark waiting beside it = %v; want nil", keptErr)
+	if errs[2] != nil {
+		t.Errorf("Mark waiting beside it = %v; want nil", errs[2])
 	}
 	if ok, _ := m.Marked(t.Context(), batchKey(1)); ok {
 		t.Errorf("the mark whose context ended reads marked")
@@ -210,17 +200,24 @@ func TestFileMarksContextEndsWhileWaiting(t *testing.T) {
 	}
 }
 
-// hookAfter sets testHookMarkWaits to call f on every call after the
-// first skip ones.
-func hookAfter(t *testing.T, skip int32, f func()) {
-	t.Helper()
-	var n atomic.Int32
-	testHookMarkWaits = func() {
-		if n.Add(1) > skip {
-			f()
+// TestFileMarksPanicInSharedWrite makes the sync shared by waiting marks
+// panic; the caller that ran it recovers, as net/http does for a
+// handler. No other waiter may then read its Mark as done (N7).
+func TestFileMarksPanicInSharedWrite(t *testing.T) {
+	m, _ := openBatchStore(t)
+	held, release, _ := holdFirstSync(t, func(*os.File) error { panic("the disk layer failed") })
+	const others = 4
+	errs := make([]error, others+1)
+	panicked := make([]bool, others+1)
+	queueBehind(t, m, held, release, others, func(i int) {
+		defer func() { panicked[i] = recover() != nil }()
+		errs[i] = m.Mark(t.Context(), batchKey(i), "vst")
+	}, nil)
+	for i := 1; i <= others; i++ {
+		if !panicked[i] && errs[i] == nil {
+			t.Errorf("Mark %d returned nil, though the sync of its line panicked", i)
 		}
 	}
-	t.Cleanup(func() { testHookMarkWaits = nil })
 }
 
 // BenchmarkFileMarksParallel marks distinct keys from many goroutines at
@@ -245,62 +242,6 @@ func BenchmarkFileMarksParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(syncs.Load())/float64(b.N), "syncs/op")
-}
-
-// TestFileMarksPanicInSharedWrite makes the sync shared by waiting marks
-// panic; the caller that ran it recovers, as net/http does for a
-// handler. No other waiter may then read its Mark as done (N7).
-func TestFileMarksPanicInSharedWrite(t *testing.T) {
-	m, err := OpenFileMarks(filepath.Join(t.TempDir(), "marks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	var (
-		syncs   atomic.Int32
-		gate    = make(chan struct{})
-		held    = make(chan struct{})
-		release = sync.OnceFunc(func() { close(gate) })
-	)
-	defer release()
-	old := syncMarkFile
-	t.Cleanup(func() { syncMarkFile = old })
-	syncMarkFile = func(f *os.File) error {
-		switch syncs.Add(1) {
-		case 1: // the first mark's own sync, held while the others queue
-			close(held)
-			<-gate
-		case 2: // the sync the others share
-			panic("the disk layer failed")
-		}
-		return f.Sync()
-	}
-	const others = 4
-	var waiting, done sync.WaitGroup
-	waiting.Add(others)
-	hookAfter(t, 1, waiting.Done)
-	done.Go(func() {
-		if err := m.Mark(t.Context(), batchKey(0), "vst"); err != nil {
-			t.Errorf("Mark 0 = %v", err)
-		}
-	})
-	<-held
-	errs := make([]error, others)
-	panicked := make([]bool, others)
-	for i := range others {
-		done.Go(func() {
-			defer func() { panicked[i] = recover() != nil }()
-			errs[i] = m.Mark(t.Context(), batchKey(1+i), "vst")
-		})
-	}
-	waiting.Wait()
-	release()
-	done.Wait()
-	for i := range others {
-		if !panicked[i] && errs[i] == nil {
-			t.Errorf("Mark %d returned nil, though the sync of its line panicked", 1+i)
-		}
-	}
 }
 
 // TestFileMarksBatchesUnderLoad marks overlapping pairs from many
