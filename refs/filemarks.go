@@ -115,7 +115,9 @@ type filePair struct{ key, server string }
 // damaged file never silently forgets marks, and the host decides whether
 // to repair it, move it aside, or refuse to start. OpenFileMarks also
 // fails on an empty path, a path that is not a regular file, and on any
-// error reading, writing or syncing the file.
+// error reading, writing or syncing the file or the directory holding it
+// (which it syncs at every open, so that a rewrite an earlier process
+// renamed into place is durable before its marks count as recorded).
 func OpenFileMarks(path string) (*FileMarks, error) {
 	if path == "" {
 		return nil, errors.New("refs: OpenFileMarks: empty path")
@@ -171,19 +173,18 @@ func loadFileMarks(path string, f *os.File) (*FileMarks, error) {
 			return nil, fmt.Errorf("refs: writing mark file: %w", err)
 		}
 		m.size = int64(len(fileMarksHeader))
-		m.dirDirty = true // a new file's name is durable once its directory is synced
 	}
 	// What the file holds may not all be on disk yet (a process that
 	// crashed after writing); marks read from it count as synced after this.
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("refs: syncing mark file: %w", err)
 	}
-	if m.dirDirty {
-		if err := syncDir(path); err != nil {
-			return nil, fmt.Errorf("refs: syncing the mark file's directory: %w", err)
-		}
-		m.dirDirty = false
+	// The directory too: a new file's name, or a rewrite's rename that an
+	// earlier process could not sync, is durable only after this.
+	if err := syncMarkDir(path); err != nil {
+		return nil, fmt.Errorf("refs: syncing the mark file's directory: %w", err)
 	}
+	m.dirDirty = false
 	m.maybeCompact()
 	return m, nil
 }
@@ -538,6 +539,8 @@ func (m *FileMarks) compact() error {
 	// file; the next Mark that writes syncs it before reporting done.
 	// Only then do the marks whose own sync failed count as synced:
 	// the old file may not hold them, and a Mark of one writes it again.
+	// dirDirty is set first, so that it holds if the sync panics.
+	m.dirDirty = true
 	m.dirDirty = syncMarkDir(m.path) != nil
 	if !m.dirDirty {
 		m.mu.Lock()

@@ -250,15 +250,7 @@ func BenchmarkFileMarksParallel(b *testing.B) {
 // every Mark that returned nil must be in the file when it is opened
 // again, and must read marked at once (N7).
 func TestFileMarksBatchesUnderLoad(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "marks")
-	var seed strings.Builder
-	seed.WriteString(fileMarksHeader)
-	for i := range compactMinLines - 4 { // duplicates, so a rewrite comes soon
-		seed.WriteString(string(markLine(filePair{batchKey(10_000 + i%2), "old"})))
-	}
-	if err := os.WriteFile(path, []byte(seed.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := seedDuplicates(t, compactMinLines-4) // a rewrite comes soon
 	m, err := OpenFileMarks(path)
 	if err != nil {
 		t.Fatal(err)
@@ -339,15 +331,7 @@ func TestFileMarksBatchesUnderLoad(t *testing.T) {
 // the old file without it. Marking it again must write it again, with
 // the directory synced before Mark returns (N7).
 func TestFileMarksRewriteUnsyncedDirectory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "marks")
-	var seed strings.Builder
-	seed.WriteString(fileMarksHeader)
-	for i := range compactMinLines { // duplicates: the next mark rewrites the file
-		seed.WriteString(string(markLine(filePair{batchKey(10_000 + i%2), "old"})))
-	}
-	if err := os.WriteFile(path, []byte(seed.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := seedDuplicates(t, compactMinLines) // the next new mark rewrites the file
 	oldDir, oldSync := syncMarkDir, syncMarkFile
 	t.Cleanup(func() { syncMarkDir, syncMarkFile = oldDir, oldSync })
 	m, err := OpenFileMarks(path)
@@ -378,5 +362,98 @@ func TestFileMarksRewriteUnsyncedDirectory(t *testing.T) {
 	}
 	if dirSyncs.Load() == 0 {
 		t.Errorf("Mark of a line only an unsynced rename holds returned nil without syncing the directory")
+	}
+}
+
+// seedDuplicates writes a mark file of n lines that hold only two
+// distinct marks, so that a rewrite comes once it passes compactMinLines,
+// and returns its path.
+func seedDuplicates(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "marks")
+	var seed strings.Builder
+	seed.WriteString(fileMarksHeader)
+	for i := range n {
+		seed.WriteString(string(markLine(filePair{batchKey(10_000 + i%2), "old"})))
+	}
+	if err := os.WriteFile(path, []byte(seed.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// unsyncedThenRewritten opens the file at path, made by seedDuplicates
+// with compactMinLines lines, fails the sync of a mark on batchKey(1),
+// and then makes a new mark that rewrites the file with the directory
+// sync doing rewriteDirSync. It returns the store and the unsynced pair.
+// The hooks are restored when the test ends.
+func unsyncedThenRewritten(t *testing.T, path string, rewriteDirSync func(string) error) (*FileMarks, filePair) {
+	t.Helper()
+	oldDir, oldSync := syncMarkDir, syncMarkFile
+	t.Cleanup(func() { syncMarkDir, syncMarkFile = oldDir, oldSync })
+	m, err := OpenFileMarks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	p := filePair{batchKey(1), "vst"}
+	syncMarkFile = func(*os.File) error { return errors.New("sync failed") }
+	if err := m.Mark(t.Context(), p.key, p.server); err == nil {
+		t.Fatal("Mark passed with a failing sync")
+	}
+	syncMarkFile = oldSync
+	rewritten := false
+	syncMarkDir = func(dir string) error { rewritten = true; return rewriteDirSync(dir) }
+	func() {
+		defer func() { _ = recover() }() // as a caller that recovers would
+		_ = m.Mark(t.Context(), batchKey(2), "other")
+	}()
+	syncMarkDir = oldDir
+	if !rewritten {
+		t.Fatal("the new mark did not rewrite the file")
+	}
+	return m, p
+}
+
+// TestFileMarksReopenAfterUnsyncedRename closes the store after a
+// rewrite whose rename the directory sync failed to make durable, and
+// opens the file again: until the directory is synced, the marks only
+// that rename holds are not on disk, so opening must sync it (here it
+// fails, and so does the open) rather than count them done (N7).
+func TestFileMarksReopenAfterUnsyncedRename(t *testing.T) {
+	path := seedDuplicates(t, compactMinLines)
+	dirErr := errors.New("directory sync failed")
+	m, p := unsyncedThenRewritten(t, path, func(string) error { return dirErr })
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	syncMarkDir = func(string) error { return dirErr }
+	again, err := OpenFileMarks(path)
+	if err == nil {
+		defer again.Close()
+		if err := again.Mark(t.Context(), p.key, p.server); err == nil {
+			t.Errorf("after reopening, Mark of a mark only an unsynced rename holds = nil, with no directory sync")
+		}
+		return
+	}
+	if !errors.Is(err, dirErr) {
+		t.Errorf("OpenFileMarks = %v; want the directory sync's error", err)
+	}
+}
+
+// TestFileMarksPanicInRewriteDirectorySync makes the directory sync of a
+// rewrite panic, recovered by the caller: the store must still know the
+// directory is not synced, and sync it before a later Mark of a mark
+// only the rename holds returns nil (N7).
+func TestFileMarksPanicInRewriteDirectorySync(t *testing.T) {
+	path := seedDuplicates(t, compactMinLines)
+	m, p := unsyncedThenRewritten(t, path, func(string) error { panic("the directory layer failed") })
+	var dirSyncs atomic.Int32
+	syncMarkDir = func(string) error { dirSyncs.Add(1); return nil }
+	if err := m.Mark(t.Context(), p.key, p.server); err != nil {
+		t.Fatalf("Mark = %v", err)
+	}
+	if dirSyncs.Load() == 0 {
+		t.Errorf("Mark of a mark only an unsynced rename holds returned nil without syncing the directory")
 	}
 }
