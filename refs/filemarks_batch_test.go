@@ -134,10 +134,13 @@ func TestFileMarksShareSync(t *testing.T) {
 func TestFileMarksSharedSyncFails(t *testing.T) {
 	m, path := openBatchStore(t)
 	diskErr := errors.New("disk gone")
-	held, release, _ := holdFirstSync(t, func(*os.File) error { return diskErr })
+	held, release, syncs := holdFirstSync(t, func(*os.File) error { return diskErr })
 	const others = 4
 	errs := make([]error, others+1)
 	queueBehind(t, m, held, release, others, func(i int) { errs[i] = m.Mark(t.Context(), batchKey(i), "vst") }, nil)
+	if got := syncs.Load(); got != 2 {
+		t.Errorf("%d syncs; want 2 (the waiting marks share one)", got)
+	}
 	for i := 1; i <= others; i++ {
 		if !errors.Is(errs[i], diskErr) {
 			t.Errorf("Mark %d, synced with the others, = %v; want the sync's error", i, errs[i])
@@ -205,7 +208,7 @@ func TestFileMarksContextEndsWhileWaiting(t *testing.T) {
 // handler. No other waiter may then read its Mark as done (N7).
 func TestFileMarksPanicInSharedWrite(t *testing.T) {
 	m, _ := openBatchStore(t)
-	held, release, _ := holdFirstSync(t, func(*os.File) error { panic("the disk layer failed") })
+	held, release, syncs := holdFirstSync(t, func(*os.File) error { panic("the disk layer failed") })
 	const others = 4
 	errs := make([]error, others+1)
 	panicked := make([]bool, others+1)
@@ -213,6 +216,9 @@ func TestFileMarksPanicInSharedWrite(t *testing.T) {
 		defer func() { panicked[i] = recover() != nil }()
 		errs[i] = m.Mark(t.Context(), batchKey(i), "vst")
 	}, nil)
+	if got := syncs.Load(); got != 2 {
+		t.Errorf("%d syncs; want 2 (one panicked for all the waiting marks)", got)
+	}
 	for i := 1; i <= others; i++ {
 		if !panicked[i] && errs[i] == nil {
 			t.Errorf("Mark %d returned nil, though the sync of its line panicked", i)
