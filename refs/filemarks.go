@@ -79,13 +79,16 @@ type FileMarks struct {
 	perm os.FileMode // the file's permission, kept by a rewrite
 
 	// qmu guards queue: the Marks waiting to be written, in order of
-	// arrival. The writer that next holds wmu takes them all.
+	// arrival. The writer that next holds wsem takes them all.
 	qmu   sync.Mutex
 	queue []*markWaiter
 
-	// wmu serializes the writers (Mark, the rewrite, Close) and is held
-	// across their disk I/O. The fields below it are the writers' alone.
-	wmu       sync.Mutex
+	// wsem serializes the writers (Mark, the rewrite, Close) and is held
+	// across their disk I/O: a writer sends its one token to take it and
+	// receives it back to give it up. A channel rather than a mutex, so
+	// that a Mark can stop waiting when its context ends. The fields below
+	// it are the writers' alone.
+	wsem      chan struct{}
 	f         *os.File // nil after Close, or while a reopen after a rewrite failed
 	size      int64    // bytes of whole lines in the file, the header included
 	lines     int      // mark lines in the file, duplicates included
@@ -93,7 +96,7 @@ type FileMarks struct {
 	dirDirty  bool     // a rename is not yet synced to the directory
 	compactAt int      // lines at which a rewrite is next considered
 
-	// mu guards the memory readers see. A writer holds wmu first.
+	// mu guards the memory readers see. A writer holds wsem first.
 	mu     sync.RWMutex
 	closed bool
 	pairs  map[filePair]bool // every mark written; true once synced to disk
@@ -151,6 +154,7 @@ func loadFileMarks(path string, f *os.File) (*FileMarks, error) {
 	m := &FileMarks{
 		path:      path,
 		perm:      info.Mode().Perm(),
+		wsem:      make(chan struct{}, 1),
 		f:         f,
 		compactAt: compactMinLines,
 		pairs:     make(map[filePair]bool),
@@ -281,10 +285,15 @@ func (m *FileMarks) addLocked(p filePair, synced bool) {
 // Mark records server's mark on key, which must be "sha256:" and 43
 // base64url characters (the form the registry passes). It returns nil
 // once the mark is on disk: its line written and the file synced. A mark
-// already recorded for that key and server returns nil at once. It fails,
-// writing nothing, when ctx is done before its line is written or the
-// store is closed, and fails on a disk error; the registry then keeps the
-// mark in memory and calls Mark again at the uri's next never.
+// already recorded for that key and server returns nil at once. It fails
+// when the store is closed and on a disk error; the registry then keeps
+// the mark in memory and calls Mark again at the uri's next never.
+//
+// It fails with ctx's error, writing nothing, when ctx is done before
+// Mark begins or while it waits for another mark's write to finish (on a
+// disk that hangs, that write may never finish). If ctx ends just as a
+// write takes the mark, Mark still returns ctx's error but the line may
+// reach the file; a later Mark of it then returns nil at once.
 //
 // Marks made at the same time share the disk's work: a Mark that arrives
 // while another is writing waits for it, and is then written, in one
@@ -293,6 +302,9 @@ func (m *FileMarks) addLocked(p filePair, synced bool) {
 func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if !validMarkKey(key) {
 		return errMarkKey
+	}
+	if m.wsem == nil {
+		return errFileMarksUnopened
 	}
 	p := filePair{key, server}
 	m.mu.RLock()
@@ -314,8 +326,16 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if testHookMarkWaits != nil {
 		testHookMarkWaits()
 	}
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
+	select {
+	case m.wsem <- struct{}{}:
+	case <-ctx.Done():
+		// Another write is under way, perhaps on a disk that hangs. The
+		// writer that takes w from the queue later sees ctx done and
+		// writes nothing for it; one that took it already may write it
+		// (a later Mark of it then returns nil).
+		return ctx.Err()
+	}
+	defer func() { <-m.wsem }()
 	if !w.done {
 		// No writer took w yet: this Mark writes every mark queued now.
 		m.qmu.Lock()
@@ -328,7 +348,8 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 }
 
 // A markWaiter is a Mark waiting for its line to be written. err and done
-// are set by the writer that takes it, under wmu, and read under wmu.
+// are set by the writer that takes it, holding wsem, and read by its Mark
+// holding wsem.
 type markWaiter struct {
 	p    filePair
 	ctx  context.Context
@@ -338,7 +359,7 @@ type markWaiter struct {
 
 // commit writes the marks of batch that are still to write, with one
 // write and one sync, and gives each waiter its answer. The caller holds
-// wmu.
+// wsem.
 func (m *FileMarks) commit(batch []*markWaiter) {
 	var (
 		lines []byte
@@ -410,6 +431,10 @@ var testHookMarkWaits func()
 // errMarkWriteUnfinished is Mark's error when the write that took its
 // mark, on another goroutine, ended without finishing.
 var errMarkWriteUnfinished = errors.New("refs: the write of a mark did not finish")
+
+// errFileMarksUnopened is Mark's error on a FileMarks that OpenFileMarks
+// did not make.
+var errFileMarksUnopened = errors.New("refs: a FileMarks must be made by OpenFileMarks")
 
 // errFileMarksClosed is the error after Close; it matches os.ErrClosed.
 var errFileMarksClosed = fmt.Errorf("refs: mark file: %w", os.ErrClosed)
@@ -611,8 +636,11 @@ func (m *FileMarks) Marked(_ context.Context, key string) (bool, error) {
 // Close closes the file. Every mark Mark reported done is already on
 // disk. After Close, Mark and Marked fail; closing again does nothing.
 func (m *FileMarks) Close() error {
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
+	if m.wsem == nil {
+		return nil // not opened by OpenFileMarks: nothing to close
+	}
+	m.wsem <- struct{}{}
+	defer func() { <-m.wsem }()
 	m.mu.Lock()
 	already := m.closed
 	m.closed = true

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // batchKey is a store key for n, in the form Mark accepts.
@@ -461,5 +462,53 @@ func TestFileMarksPanicInRewriteDirectorySync(t *testing.T) {
 	}
 	if dirSyncs.Load() == 0 {
 		t.Errorf("Mark of a mark only an unsynced rename holds returned nil without syncing the directory")
+	}
+}
+
+// TestFileMarksContextEndsBehindHeldWrite ends a Mark's context while the
+// write it waits behind is still held, as a hung disk would hold it: the
+// Mark must return the context's error then, not once the disk answers,
+// and its mark must not be written afterwards (N7).
+func TestFileMarksContextEndsBehindHeldWrite(t *testing.T) {
+	m, path := openBatchStore(t)
+	held, release, _ := holdFirstSync(t, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	returned := make(chan error, 1)
+	queueBehind(t, m, held, release, 1, func(int) {
+		returned <- m.Mark(ctx, batchKey(1), "vst")
+	}, func() {
+		cancel()
+		select {
+		case err := <-returned:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Mark whose context ended = %v; want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Mark whose context ended did not return while the write ahead of it was held")
+		}
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), batchKey(1)) {
+		t.Errorf("the mark whose context ended was written once the held write finished")
+	}
+}
+
+// TestZeroFileMarks: a FileMarks that OpenFileMarks did not make fails
+// Mark with an error rather than waiting forever, reads nothing marked,
+// and closes without error.
+func TestZeroFileMarks(t *testing.T) {
+	var m FileMarks
+	if err := m.Mark(t.Context(), batchKey(1), "vst"); err == nil {
+		t.Errorf("Mark on a zero FileMarks = nil; want an error")
+	}
+	if ok, err := m.Marked(t.Context(), batchKey(1)); ok || err != nil {
+		t.Errorf("Marked on a zero FileMarks = %v, %v; want false, nil", ok, err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("Close on a zero FileMarks = %v", err)
 	}
 }
