@@ -289,11 +289,11 @@ func (m *FileMarks) addLocked(p filePair, synced bool) {
 // when the store is closed and on a disk error; the registry then keeps
 // the mark in memory and calls Mark again at the uri's next never.
 //
-// It fails with ctx's error, writing nothing, when ctx is done before
-// Mark begins or while it waits for another mark's write to finish (on a
-// disk that hangs, that write may never finish). If ctx ends just as a
-// write takes the mark, Mark still returns ctx's error but the line may
-// reach the file; a later Mark of it then returns nil at once.
+// It fails with ctx's error when ctx is done before Mark begins or while
+// it waits for another mark's write to finish (on a disk that hangs, that
+// write may never finish). Its line is then not written, unless a write
+// under way had already taken it; that write may still put it in the
+// file, and a later Mark of it then returns nil at once.
 //
 // Marks made at the same time share the disk's work: a Mark that arrives
 // while another is writing waits for it, and is then written, in one
@@ -319,7 +319,11 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w := &markWaiter{p: p, ctx: ctx}
+	// Until a writer answers it, the answer is that the write did not
+	// finish: a writer that took w and then panicked (its caller
+	// recovering, as net/http does for a handler) must not leave w
+	// answered nil.
+	w := &markWaiter{p: p, ctx: ctx, err: errMarkWriteUnfinished}
 	m.qmu.Lock()
 	m.queue = append(m.queue, w)
 	m.qmu.Unlock()
@@ -349,7 +353,7 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 
 // A markWaiter is a Mark waiting for its line to be written. err and done
 // are set by the writer that takes it, holding wsem, and read by its Mark
-// holding wsem.
+// holding wsem; err starts as errMarkWriteUnfinished.
 type markWaiter struct {
 	p    filePair
 	ctx  context.Context
@@ -366,35 +370,32 @@ func (m *FileMarks) commit(batch []*markWaiter) {
 		take  []*markWaiter         // the waiters whose lines are written
 		first map[filePair]struct{} // the pairs written, each once
 	)
-	m.mu.RLock()
-	closed := m.closed
-	for _, w := range batch {
-		w.done = true
-		switch {
-		case closed:
-			w.err = errFileMarksClosed
-		case m.pairs[w.p]:
-			// Written and synced since this Mark looked: nothing to do.
-		default:
-			if err := w.ctx.Err(); err != nil {
-				w.err = err
-				continue
+	func() {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		for _, w := range batch {
+			w.done = true
+			switch {
+			case m.closed:
+				w.err = errFileMarksClosed
+			case m.pairs[w.p]:
+				w.err = nil // written and synced since this Mark looked
+			case w.ctx.Err() != nil:
+				w.err = w.ctx.Err()
+			default:
+				// w.err stays errMarkWriteUnfinished until the write
+				// below answers it.
+				if first == nil {
+					first = make(map[filePair]struct{})
+				}
+				if _, ok := first[w.p]; !ok {
+					first[w.p] = struct{}{}
+					lines = append(lines, markLine(w.p)...)
+				}
+				take = append(take, w)
 			}
-			if first == nil {
-				first = make(map[filePair]struct{})
-			}
-			if _, ok := first[w.p]; !ok {
-				first[w.p] = struct{}{}
-				lines = append(lines, markLine(w.p)...)
-			}
-			// The answer until the write below gives the real one: a
-			// panic on the way (recovered by the caller) must not leave
-			// the other waiters answered nil.
-			w.err = errMarkWriteUnfinished
-			take = append(take, w)
 		}
-	}
-	m.mu.RUnlock()
+	}()
 	if len(take) == 0 {
 		return
 	}

@@ -512,3 +512,47 @@ func TestZeroFileMarks(t *testing.T) {
 		t.Errorf("Close on a zero FileMarks = %v", err)
 	}
 }
+
+// panickingContext is a broken context a host might pass: its Err
+// answers nil once, then panics.
+type panickingContext struct {
+	context.Context
+	calls *atomic.Int32
+}
+
+func (c panickingContext) Err() error {
+	if c.calls.Add(1) > 1 {
+		panic("a broken context")
+	}
+	return nil
+}
+
+// TestFileMarksPanicWhileTakingBatch: the writer that takes a batch
+// panics on one waiter's broken context (its caller recovering). No other
+// waiter of that batch may read its Mark as done, and the store must stay
+// usable: Marked does not block and a later Mark succeeds (N7).
+func TestFileMarksPanicWhileTakingBatch(t *testing.T) {
+	m, _ := openBatchStore(t)
+	held, release, _ := holdFirstSync(t, nil)
+	const others = 4
+	errs := make([]error, others+1)
+	panicked := make([]bool, others+1)
+	queueBehind(t, m, held, release, others, func(i int) {
+		defer func() { panicked[i] = recover() != nil }()
+		ctx := t.Context()
+		if i == 2 {
+			ctx = panickingContext{ctx, new(atomic.Int32)}
+		}
+		errs[i] = m.Mark(ctx, batchKey(i), "vst")
+	}, nil)
+	for i := 1; i <= others; i++ {
+		if !panicked[i] && errs[i] == nil {
+			if ok, _ := m.Marked(t.Context(), batchKey(i)); !ok {
+				t.Errorf("Mark %d returned nil, but its mark is not recorded", i)
+			}
+		}
+	}
+	if err := m.Mark(t.Context(), batchKey(100), "vst"); err != nil {
+		t.Errorf("a later Mark = %v", err)
+	}
+}
