@@ -421,8 +421,8 @@ func (m *FileMarks) commit(batch []*markWaiter) {
 // count the syncs or to hold one.
 var syncMarkFile = (*os.File).Sync
 
-// syncMarkDir syncs the mark file's directory after a rewrite; tests
-// replace it to make it fail.
+// syncMarkDir syncs the directory holding the mark file, at every open
+// and after a rewrite; tests replace it to make it fail.
 var syncMarkDir = syncDir
 
 // testHookMarkWaits, if set, is called by Mark just before it waits to
