@@ -21,6 +21,17 @@ func batchKey(n int) string {
 	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
+// linesOf counts the lines of the mark file at path that hold
+// batchKey(n).
+func linesOf(t *testing.T, path string, n int) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), batchKey(n))
+}
+
 // openBatchStore opens a mark file in a new temporary directory, closed
 // when the test ends, and returns it with its path.
 func openBatchStore(t *testing.T) (*FileMarks, string) {
@@ -118,12 +129,8 @@ func TestFileMarksShareSync(t *testing.T) {
 	if got := syncs.Load(); got != 2 {
 		t.Errorf("%d marks made while one sync was held took %d syncs; want 2 (one for the first, one shared by the rest)", others+1, got)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i <= others; i++ {
-		if n := strings.Count(string(data), batchKey(i)); n != 1 {
+		if n := linesOf(t, path, i); n != 1 {
 			t.Errorf("the file holds mark %d %d times; want once", i, n)
 		}
 	}
@@ -156,12 +163,8 @@ func TestFileMarksSharedSyncFails(t *testing.T) {
 			t.Errorf("retried Mark %d = %v", i, err)
 		}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 1; i <= others; i++ {
-		if n := strings.Count(string(data), batchKey(i)); n != 2 {
+		if n := linesOf(t, path, i); n != 2 {
 			t.Errorf("mark %d is in the file %d times; want twice (the unsynced write and the retry)", i, n)
 		}
 	}
@@ -192,11 +195,7 @@ func TestFileMarksContextEndsWhileWaiting(t *testing.T) {
 	if ok, _ := m.Marked(t.Context(), batchKey(1)); ok {
 		t.Errorf("the mark whose context ended reads marked")
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(data), batchKey(1)) {
+	if linesOf(t, path, 1) != 0 {
 		t.Errorf("the mark whose context ended was written")
 	}
 	if got := syncs.Load(); got != 2 {
@@ -488,12 +487,12 @@ func TestFileMarksContextEndsBehindHeldWrite(t *testing.T) {
 			t.Errorf("Mark whose context ended did not return while the write ahead of it was held")
 		}
 	})
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	// The next write takes whatever is still queued.
+	if err := m.Mark(t.Context(), batchKey(2), "vst"); err != nil {
+		t.Fatalf("a later Mark = %v", err)
 	}
-	if strings.Contains(string(data), batchKey(1)) {
-		t.Errorf("the mark whose context ended was written once the held write finished")
+	if linesOf(t, path, 1) != 0 {
+		t.Errorf("the mark whose context ended was written by a later write")
 	}
 }
 
@@ -554,5 +553,49 @@ func TestFileMarksPanicWhileTakingBatch(t *testing.T) {
 	}
 	if err := m.Mark(t.Context(), batchKey(100), "vst"); err != nil {
 		t.Errorf("a later Mark = %v", err)
+	}
+}
+
+// TestFileMarksAbandonedFloodBehindHungWrite is the hung disk under load:
+// 200 Marks queue behind a write that does not finish, and their callers
+// give up. Every one returns while the write is still held; once the disk
+// answers, the next write drops them all (none is written, the queue is
+// empty) and the store goes on (N7).
+func TestFileMarksAbandonedFloodBehindHungWrite(t *testing.T) {
+	m, path := openBatchStore(t)
+	held, release, _ := holdFirstSync(t, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const flood = 200
+	returned := make(chan error, flood)
+	queueBehind(t, m, held, release, flood, func(i int) {
+		returned <- m.Mark(ctx, batchKey(i), fmt.Sprint("s", i%7))
+	}, func() {
+		cancel()
+		timeout := time.After(10 * time.Second)
+		for range flood {
+			select {
+			case err := <-returned:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("an abandoned Mark = %v; want context.Canceled", err)
+				}
+			case <-timeout:
+				t.Fatal("abandoned Marks did not return while the write ahead of them was held")
+			}
+		}
+	})
+	if err := m.Mark(t.Context(), batchKey(flood+1), "vst"); err != nil {
+		t.Fatalf("a Mark after the disk answered = %v", err)
+	}
+	for i := 1; i <= flood; i++ {
+		if linesOf(t, path, i) != 0 {
+			t.Fatalf("abandoned mark %d was written", i)
+		}
+	}
+	m.qmu.Lock()
+	left := len(m.queue)
+	m.qmu.Unlock()
+	if left != 0 {
+		t.Errorf("%d abandoned marks are still queued after a write", left)
 	}
 }
