@@ -153,9 +153,19 @@ func newPageBits(rt *unicode.RangeTable) *pageBits {
 // without copying. So a result never holds more memory than 256 bytes or
 // about twice its own length, whichever is more, however long s was.
 func Clean(s string) string {
-	// Most labels are short printable ASCII: one pass over whole words
-	// settles them before the general loop (BenchmarkClean/short), and a
-	// string that is not settled resumes where the pass stopped.
+	// Most labels are short printable ASCII. One of 8 to 16 bytes is
+	// settled here by two overlapping words and a look at both ends,
+	// without the calls below (BenchmarkClean/short: 7.0-7.6 ns through
+	// them, 2.8-3.3 ns this way).
+	if n := len(s); n >= 8 && n <= 16 {
+		a, z := load64(s, 0), load64(s, n-8)
+		if !anyNotPrintable2(a, z) && byte(a) != ' ' && byte(z>>56) != ' ' {
+			return s
+		}
+	}
+	// Otherwise one pass over whole words settles a printable string
+	// before the general loop, and a string that is not settled resumes
+	// where the pass stopped.
 	i := printablePrefix(s)
 	if i == len(s) {
 		return compact(trim(s), len(s))

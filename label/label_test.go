@@ -581,6 +581,32 @@ func TestPrintablePrefix(t *testing.T) {
 	}
 }
 
+// TestCleanShortWords checks the two-word test Clean makes on strings of 8
+// to 16 bytes, and the lengths around it: each of the bytes below, alone at
+// every position of a printable string or at both of its ends, must give
+// what the reference gives (L1, L2, L4). A test that left out either end's
+// space, or the bytes its words overlap, fails here.
+func TestCleanShortWords(t *testing.T) {
+	odd := []byte{' ', '\t', 0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xFF, '~', '!'}
+	for n := 1; n <= 24; n++ {
+		for _, c := range odd {
+			ends := []byte(strings.Repeat("a", n))
+			ends[0], ends[n-1] = c, c
+			ins := [][]byte{ends}
+			for pos := range n {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = c
+				ins = append(ins, b)
+			}
+			for _, b := range ins {
+				if got, want := Clean(string(b)), reference(string(b)); got != want {
+					t.Errorf("Clean(%+q) = %+q; reference gives %+q", b, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestCleanLongRuns puts one byte that ends a printable run at every
 // offset of runs up to 100 bytes long, after a byte that sends the string
 // down the rewriting path, which skips printable runs several bytes at a
