@@ -858,6 +858,52 @@ func TestDirStoreCloseWithPending(t *testing.T) {
 	}
 }
 
+// TestDirStoreBeginWaitsForCreate: DirStore creates its temporary files
+// one at a time. A Begin waiting for its turn gives up when its context
+// ends, and then holds nothing: no file, and no hold that would keep Close
+// from releasing the directory (F22).
+func TestDirStoreBeginWaitsForCreate(t *testing.T) {
+	dir := t.TempDir()
+	ds, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.creating <- struct{}{} // another Begin is creating its file
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan error, 1)
+	go func() {
+		p, err := ds.Begin(ctx, "ref_a.bin", "")
+		if p != nil {
+			p.Abort(t.Context())
+		}
+		got <- err
+	}()
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("Begin whose context ended while it waited = %v, want context.Canceled", err)
+	}
+	<-ds.creating
+	p, err := ds.Begin(t.Context(), "ref_b.bin", "")
+	if err != nil {
+		t.Fatalf("Begin once the other create is done = %v", err)
+	}
+	if err := p.Abort(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds.mu.Lock()
+	released := ds.released
+	ds.mu.Unlock()
+	if !released {
+		t.Error("Close left the directory held: the abandoned Begin kept its hold")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("directory holds %d entries, want none: %v", len(entries), entries)
+	}
+}
+
 // TestDirStoreWithdrawAfterClose: a fetch under way when the host closed
 // its DirStore commits the only pending copy, which releases the
 // directory; its record then refuses the copy, and the fetcher withdraws
