@@ -904,6 +904,26 @@ func TestDirStoreBeginWaitsForCreate(t *testing.T) {
 	}
 }
 
+// TestZeroDirStoreBegin: Begin on a DirStore not made by NewDirStore
+// fails at once, even with a context that never ends, rather than wait for
+// a turn to create that never comes.
+func TestZeroDirStoreBegin(t *testing.T) {
+	var ds DirStore
+	done := make(chan error, 1)
+	go func() {
+		_, err := safeBegin(context.Background(), &ds, "ref_a.bin", "")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Begin on a zero DirStore succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Begin on a zero DirStore is still waiting after 10 s")
+	}
+}
+
 // TestDirStoreWithdrawAfterClose: a fetch under way when the host closed
 // its DirStore commits the only pending copy, which releases the
 // directory; its record then refuses the copy, and the fetcher withdraws

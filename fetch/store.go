@@ -302,6 +302,9 @@ func (d *DirStore) removalRoot() (*os.Root, func(), error) {
 
 // Begin creates a temporary file for a copy to be named name.
 func (d *DirStore) Begin(ctx context.Context, name, _ string) (Pending, error) {
+	if d.creating == nil {
+		return nil, errDirStoreUnmade
+	}
 	if !validName(name) {
 		return nil, ErrBadName
 	}
@@ -334,6 +337,10 @@ func (d *DirStore) Begin(ctx context.Context, name, _ string) (Pending, error) {
 	}
 	return &dirPending{d: d, f: f, tmp: tmp, name: name}, nil
 }
+
+// errDirStoreUnmade is Begin's error on a DirStore that NewDirStore did
+// not make.
+var errDirStoreUnmade = errors.New("fetch: a DirStore must be made by NewDirStore")
 
 // Remove deletes the copy at path, which must be a file directly inside
 // the store's directory. A file already gone is not an error.
