@@ -109,6 +109,20 @@ type Registrar interface {
 	MarkNever(ctx context.Context, uri, server string) (Entry, bool)
 }
 
+// NeverStorer is implemented by a [Registrar] whose durable mark store
+// can record many never marks in one step (*refs.Registry does). Before a
+// [Converter] registers a content's blocks, it passes StoreNeverMarks the
+// uri of every block that the content marks never on its server's word,
+// when there are two or more; registering the blocks then finds those
+// marks stored instead of waiting for the store once per block.
+type NeverStorer interface {
+	// StoreNeverMarks has the durable store record that server marked
+	// each of uris never. It need not mark the registrar's records: the
+	// Converter registers or marks each uri right after. server is never
+	// "".
+	StoreNeverMarks(ctx context.Context, uris []string, server string)
+}
+
 // MarkReader is implemented by a [Registrar] that remembers a server's
 // never mark for a uri after its record is gone (*refs.Registry does). A
 // [Converter] asks it about the blocks that register no record of their

@@ -138,6 +138,11 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 	ct.claims, ct.spans, ct.labelLits, ct.labelDrop, ct.lits, ct.sepDrop = r.claims, r.spans, r.labelLits, r.labelDrop, r.lits, r.sepDrop
 	ct.stored = c.askStore(ctx, &ct.claims, r.spans)
 	keys := r.keys
+	if ns, ok := c.reg.(NeverStorer); ok && src.Server != "" {
+		if uris := neverMarks(blocks, &ct.claims, keys, r.marks); len(uris) > 1 {
+			ns.StoreNeverMarks(ctx, uris, src.Server)
+		}
+	}
 	for i, b := range blocks {
 		uri := b.Testimony.URI
 		never := ct.claims.neverKey(keys[i])
@@ -177,6 +182,30 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 		}
 	}
 	return ct
+}
+
+// neverMarks returns the uris that IngestBlocks marks never on a server's
+// word whatever the registrar already knows: each reference whose claims
+// or own disposition say never, each embedded resource or contradicting
+// inline block with a uri that says so, and marks, the nevers no shown
+// block carries. It is computed as the loop of IngestBlocks computes them,
+// so a store is given no mark that the loop would not make.
+func neverMarks(blocks []Block, claims *Claims, keys []string, marks []string) []string {
+	var uris []string
+	for i, b := range blocks {
+		if !claims.neverKey(keys[i]) && !b.Testimony.Never() {
+			continue
+		}
+		switch {
+		case b.Kind == KindReference:
+			uris = append(uris, b.Testimony.URI)
+		case b.Kind == KindEmbedded, b.Kind == KindInline && b.Contradiction:
+			if b.Testimony.Has(FieldURI) {
+				uris = append(uris, b.Testimony.URI)
+			}
+		}
+	}
+	return append(uris, marks...)
 }
 
 // Blocks returns the host's reading of each block, in order.

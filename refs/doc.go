@@ -22,7 +22,10 @@
 //     kept in memory are bounded per server (so memory grows with the
 //     number of servers times that bound), and one server's flood of
 //     marks cannot push out another server's. When a store fails, the
-//     mark holds anyway.
+//     mark holds anyway. A store that can record many marks at once (a
+//     [FileMarks] writes them with one sync) gets a content's never marks
+//     together, so a content naming thousands of never uris waits for
+//     one write, not one per uri.
 //   - A Registry is safe for concurrent use by multiple goroutines. It
 //     calls the host's mark store, remover and eviction callback with no
 //     lock of its own held, so they may block or call back into the

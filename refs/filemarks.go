@@ -303,29 +303,57 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	if !validMarkKey(key) {
 		return errMarkKey
 	}
+	return m.mark(ctx, []filePair{{key, server}})
+}
+
+// MarkAll records server's marks on keys as [FileMarks.Mark] records each,
+// with one write and one sync for all of them (fewer than one per key
+// when other marks share the write). It returns nil once every mark is on
+// disk; on an error, some may be. A key not in the registry's form fails
+// the whole call before anything is written.
+func (m *FileMarks) MarkAll(ctx context.Context, keys []string, server string) error {
+	pairs := make([]filePair, len(keys))
+	for i, k := range keys {
+		if !validMarkKey(k) {
+			return errMarkKey
+		}
+		pairs[i] = filePair{k, server}
+	}
+	return m.mark(ctx, pairs)
+}
+
+// mark is Mark and MarkAll: it queues a waiter for each pair not yet on
+// disk and waits until a write has answered them all.
+func (m *FileMarks) mark(ctx context.Context, pairs []filePair) error {
 	if m.wsem == nil {
 		return errFileMarksUnopened
 	}
-	p := filePair{key, server}
+	var ws []*markWaiter
 	m.mu.RLock()
-	closed, synced := m.closed, m.pairs[p]
+	closed := m.closed
+	for _, p := range pairs {
+		if !m.pairs[p] {
+			// Until a writer answers it, the answer is that the write did
+			// not finish: a writer that took w and then panicked (its
+			// caller recovering, as net/http does for a handler) must not
+			// leave w answered nil.
+			ws = append(ws, &markWaiter{p: p, ctx: ctx, err: errMarkWriteUnfinished})
+		}
+	}
 	m.mu.RUnlock()
 	if closed {
 		return errFileMarksClosed
 	}
-	if synced {
+	if len(ws) == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Until a writer answers it, the answer is that the write did not
-	// finish: a writer that took w and then panicked (its caller
-	// recovering, as net/http does for a handler) must not leave w
-	// answered nil.
-	w := &markWaiter{p: p, ctx: ctx, err: errMarkWriteUnfinished}
+	// The waiters join the queue together, so the writer that takes one
+	// takes them all.
 	m.qmu.Lock()
-	m.queue = append(m.queue, w)
+	m.queue = append(m.queue, ws...)
 	m.qmu.Unlock()
 	if testHookMarkWaits != nil {
 		testHookMarkWaits()
@@ -334,21 +362,26 @@ func (m *FileMarks) Mark(ctx context.Context, key, server string) error {
 	case m.wsem <- struct{}{}:
 	case <-ctx.Done():
 		// Another write is under way, perhaps on a disk that hangs. The
-		// writer that takes w from the queue later sees ctx done and
-		// writes nothing for it; one that took it already may write it
-		// (a later Mark of it then returns nil).
+		// writer that takes ws from the queue later sees ctx done and
+		// writes nothing for them; one that took them already may write
+		// them (a later Mark of one then returns nil).
 		return ctx.Err()
 	}
 	defer func() { <-m.wsem }()
-	if !w.done {
-		// No writer took w yet: this Mark writes every mark queued now.
+	if !ws[0].done {
+		// No writer took ws yet: this call writes every mark queued now.
 		m.qmu.Lock()
 		batch := m.queue
 		m.queue = nil
 		m.qmu.Unlock()
 		m.commit(batch)
 	}
-	return w.err
+	for _, w := range ws {
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return nil
 }
 
 // A markWaiter is a Mark waiting for its line to be written. err and done

@@ -36,6 +36,19 @@ type MarkStore interface {
 	Marked(ctx context.Context, key string) (bool, error)
 }
 
+// A BatchMarkStore is a [MarkStore] that can record many of one server's
+// marks in one step, as [FileMarks] does with one write and one sync. The
+// registry uses it when a content marks several uris never at once (see
+// [Registry.StoreNeverMarks]).
+type BatchMarkStore interface {
+	MarkStore
+	// MarkAll records that server's content marked each of keys never,
+	// and returns once all of them are durable as far as the store
+	// promises. On an error some may be recorded; the registry marks
+	// each key again afterwards, one at a time.
+	MarkAll(ctx context.Context, keys []string, server string) error
+}
+
 // DefaultMarkBound is how many marks a [MemoryMarks] keeps for each
 // server when made with a zero bound.
 const DefaultMarkBound = 100_000

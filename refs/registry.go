@@ -275,10 +275,14 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 		asked     bool // the store was asked about key
 		created   bool // this registration made the record
 	)
+	// A server's never marks the record whatever the store holds, so the
+	// store is not asked then: a mark StoreNeverMarks has just stored
+	// would otherwise read as one made elsewhere.
+	ask := g.store != nil && !(r.Never && r.Server != "")
 	if !missed {
 		g.lock()
 		rec = g.byURI[uri]
-		if rec != nil && g.store != nil {
+		if rec != nil && ask {
 			key = rec.key
 			g.mu.Unlock()
 			stored, reported = g.storeMarked(ctx, key)
@@ -293,6 +297,8 @@ func (g *Registry) register(ctx context.Context, r convert.Registration, missed 
 	if rec == nil {
 		if !asked {
 			key = uriform.Canonical(uri)
+		}
+		if !asked && ask {
 			stored, reported = g.storeMarked(ctx, key)
 		}
 		// The record is made, and its id minted, before the lock is taken:
@@ -685,6 +691,36 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 	g.afterMark(ctx, ev)
 	g.notify(evicted, EvictCapacity)
 	return e, true
+}
+
+// StoreNeverMarks has the mark store record, in one step, that server's
+// content marks each of uris never, when the store is a [BatchMarkStore]
+// and there are two uris or more; otherwise it does nothing. It does not
+// mark the registry's records: the caller marks each uri next, with
+// [Registry.MarkNever] or a [Registry.Register] whose Never is set, and
+// those calls then find their marks stored instead of waiting for the
+// store one uri at a time. [convert.Converter] calls it with the uris of a
+// content's never references before it registers them. An empty server
+// stores nothing. A store error is logged; each mark that follows tries
+// the store again.
+func (g *Registry) StoreNeverMarks(ctx context.Context, uris []string, server string) {
+	bs, ok := g.store.(BatchMarkStore)
+	if !ok || server == "" || len(uris) < 2 {
+		return
+	}
+	keys := make([]string, 0, len(uris))
+	seen := make(map[string]struct{}, len(uris))
+	for _, u := range uris {
+		k := storeKey(uriform.Canonical(u))
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			keys = append(keys, k)
+		}
+	}
+	if err := bs.MarkAll(ctx, keys, server); err != nil {
+		g.log.Error("refs: the mark store could not record a content's never marks together; each is tried again alone",
+			"server", server, "marks", len(keys), "err", err.Error())
+	}
 }
 
 // Marked reports whether a server's never marks uri, whether or not the

@@ -1,0 +1,211 @@
+package refs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcplrefs/refcore/convert"
+	"github.com/mcplrefs/refcore/internal/uriform"
+)
+
+// neverFlood is a content of n references that say never, then plain
+// references and an embedded resource that do not, from files.example.
+func neverFlood(n, plain int) []json.RawMessage {
+	var blocks []json.RawMessage
+	for i := range n {
+		blocks = append(blocks, json.RawMessage(fmt.Sprintf(
+			`{"type":"resource","uri":"https://files.example/never/%d?sig=s3cr3t","name":"n%d.bin","disposition":"never"}`, i, i)))
+	}
+	for i := range plain {
+		blocks = append(blocks, json.RawMessage(fmt.Sprintf(
+			`{"type":"resource","uri":"https://files.example/shown/%d","name":"s%d.bin"}`, i, i)))
+	}
+	return append(blocks, json.RawMessage(
+		`{"type":"resource","resource":{"uri":"https://files.example/embedded","text":"hello"}}`))
+}
+
+// countSyncs counts the syncs of the mark file until the test ends.
+func countSyncs(t testing.TB) *atomic.Int32 {
+	var n atomic.Int32
+	old := syncMarkFile
+	t.Cleanup(func() { syncMarkFile = old })
+	syncMarkFile = func(f *os.File) error { n.Add(1); return f.Sync() }
+	return &n
+}
+
+// TestIngestNeverFloodOneSync: a content that marks 300 uris never on its
+// server's word waits for one write and one sync of a FileMarks, not one
+// per reference (N7). Every one of the 300 is then marked in the file, as
+// it is after ingesting them one by one, each view withholds it (N1), and
+// no uri of the content that did not say never is marked (P1).
+func TestIngestNeverFloodOneSync(t *testing.T) {
+	const flood, plain = 300, 5
+	ctx := t.Context()
+	m, path := openBatchStore(t)
+	syncs := countSyncs(t)
+	reg, err := New(Config{Marks: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := convert.New(reg, convert.Policy{ShowURI: func(convert.Entry) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := conv.Ingest(ctx, neverFlood(flood, plain), convert.Source{Server: "studio", Lane: convert.LaneToolResult, Tool: "render"})
+	if n := syncs.Load(); n != 1 {
+		t.Errorf("ingesting %d never references synced the mark file %d times, want 1", flood, n)
+	}
+	if len(ct.IDs()) != flood+plain {
+		t.Fatalf("%d ids, want %d", len(ct.IDs()), flood+plain)
+	}
+	for i, id := range ct.IDs() {
+		if e, ok := reg.Entry(id); !ok || e.Never != (i < flood) {
+			t.Errorf("entry %d: never %v, want %v", i, e.Never, i < flood)
+		}
+	}
+	for _, v := range []string{ct.History(), convert.PushJSON(ct.Push())} {
+		if strings.Contains(v, "s3cr3t") || strings.Contains(v, "/never/") {
+			t.Fatalf("a view shows a never uri:\n%.300s", v)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := OpenFileMarks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	marked := func(uri string) bool {
+		ok, err := again.Marked(ctx, storeKey(uriform.Canonical(uri)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for i := range flood {
+		if !marked(fmt.Sprintf("https://files.example/never/%d?sig=s3cr3t", i)) {
+			t.Errorf("never uri %d is not in the mark file after the content", i)
+		}
+	}
+	for i := range plain {
+		if marked(fmt.Sprintf("https://files.example/shown/%d", i)) {
+			t.Errorf("shown uri %d was marked never", i)
+		}
+	}
+	if marked("https://files.example/embedded") {
+		t.Error("the embedded resource's uri was marked never")
+	}
+}
+
+// TestStoreNeverMarksThenRegister: a mark StoreNeverMarks stored before its
+// registration reads as the server's own mark, not as one made elsewhere:
+// the record's saved copy is withdrawn once, logged once as this server's
+// mark (N3, N7).
+func TestStoreNeverMarksThenRegister(t *testing.T) {
+	ctx := t.Context()
+	m, _ := openBatchStore(t)
+	var log strings.Builder
+	reg, err := New(Config{Marks: m, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uris := []string{"https://files.example/a.wav", "https://files.example/b.wav"}
+	e := reg.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uris[0], Present: convert.FieldURI}, Server: "studio"})
+	if err := reg.Save(e.ID, convert.Copy{Path: "store/a.wav", Bytes: 3}, convert.Testimony{URI: uris[0], Present: convert.FieldURI}); err != nil {
+		t.Fatal(err)
+	}
+	reg.StoreNeverMarks(ctx, uris, "studio")
+	got := reg.Register(ctx, convert.Registration{Testimony: convert.Testimony{URI: uris[0], Present: convert.FieldURI}, Server: "studio", Never: true})
+	if !got.Never || got.Copy != nil {
+		t.Errorf("after the mark: never %v, copy %v", got.Never, got.Copy)
+	}
+	if strings.Contains(log.String(), "made elsewhere") {
+		t.Errorf("the server's own stored mark was logged as one made elsewhere:\n%s", log.String())
+	}
+	if n := strings.Count(log.String(), "a server marked a reference never"); n != 1 {
+		t.Errorf("logged the mark %d times, want 1:\n%s", n, log.String())
+	}
+}
+
+// BenchmarkIngestNeverFlood ingests a content of 1,000 references that say
+// never into a registry whose marks go to a FileMarks, and reports the
+// mark file's syncs per content (StoreNeverMarks: one, instead of 1,000).
+func BenchmarkIngestNeverFlood(b *testing.B) {
+	syncs := countSyncs(b)
+	blocks := neverFlood(1000, 0)
+	src := convert.Source{Server: "studio", Lane: convert.LaneToolResult, Tool: "render"}
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		m, err := OpenFileMarks(b.TempDir() + "/marks")
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg, err := New(Config{Marks: m})
+		if err != nil {
+			b.Fatal(err)
+		}
+		conv, err := convert.New(reg, convert.Policy{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		conv.Ingest(ctx, blocks, src)
+		b.StopTimer()
+		m.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(syncs.Load())/float64(b.N), "syncs/op")
+}
+
+// TestFileMarksMarkAll: MarkAll writes every new key once, with one sync,
+// and a key already on disk costs nothing; a malformed key fails the call
+// before anything is written; a closed store or an ended context fails it
+// (N7).
+func TestFileMarksMarkAll(t *testing.T) {
+	ctx := t.Context()
+	m, path := openBatchStore(t)
+	syncs := countSyncs(t)
+	keys := []string{batchKey(1), batchKey(2), batchKey(1), batchKey(3)}
+	if err := m.MarkAll(ctx, keys, "studio"); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Errorf("MarkAll of 3 keys synced %d times, want 1", n)
+	}
+	for k := 1; k <= 3; k++ {
+		if n := linesOf(t, path, k); n != 1 {
+			t.Errorf("key %d is on %d lines, want 1", k, n)
+		}
+	}
+	if err := m.MarkAll(ctx, keys[:2], "studio"); err != nil || syncs.Load() != 1 {
+		t.Errorf("MarkAll of keys on disk = %v after %d syncs, want nil after 1", err, syncs.Load())
+	}
+	if err := m.MarkAll(ctx, []string{batchKey(4), "https://files.example/raw"}, "studio"); err == nil || linesOf(t, path, 4) != 0 {
+		t.Errorf("MarkAll with a malformed key = %v, and wrote the good key %d times", err, linesOf(t, path, 4))
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := m.MarkAll(done, []string{batchKey(5)}, "studio"); err != context.Canceled {
+		t.Errorf("MarkAll with an ended context = %v", err)
+	}
+	if err := m.MarkAll(ctx, nil, "studio"); err != nil {
+		t.Errorf("MarkAll of no keys = %v", err)
+	}
+	m.Close()
+	if err := m.MarkAll(ctx, []string{batchKey(6)}, "studio"); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("MarkAll after Close = %v, want os.ErrClosed", err)
+	}
+	var zero FileMarks
+	if err := zero.MarkAll(ctx, []string{batchKey(7)}, "studio"); err == nil {
+		t.Error("MarkAll on a zero FileMarks succeeded")
+	}
+}
