@@ -184,16 +184,18 @@ func (c *Converter) IngestBlocks(ctx context.Context, blocks []Block, src Source
 	return ct
 }
 
-// neverMarks returns the uris that IngestBlocks marks never on a server's
-// word whatever the registrar already knows: each reference whose claims
-// or own disposition say never, each embedded resource or contradicting
-// inline block with a uri that says so, and marks, the nevers no shown
-// block carries. It is computed as the loop of IngestBlocks computes them,
-// so a store is given no mark that the loop would not make.
+// neverMarks returns the uris that IngestBlocks will mark never on a
+// server's word and whose canonical key the content's claims call never:
+// references, embedded resources and contradicting inline blocks with a
+// uri, and marks, the nevers no shown block carries. Every block of the
+// content with such a key is read as never whatever the store holds, so
+// storing these marks before the loop changes nothing the loop sees. A
+// never the claims do not cover (a blank uri has no key) is left to the
+// loop, which stores it alone.
 func neverMarks(blocks []Block, claims *Claims, keys []string, marks []string) []string {
 	var uris []string
 	for i, b := range blocks {
-		if !claims.neverKey(keys[i]) && !b.Testimony.Never() {
+		if !claims.neverKey(keys[i]) {
 			continue
 		}
 		switch {
@@ -205,7 +207,12 @@ func neverMarks(blocks []Block, claims *Claims, keys []string, marks []string) [
 			}
 		}
 	}
-	return append(uris, marks...)
+	for _, u := range marks {
+		if claims.neverKey(uriform.Canonical(u)) {
+			uris = append(uris, u)
+		}
+	}
+	return uris
 }
 
 // Blocks returns the host's reading of each block, in order.

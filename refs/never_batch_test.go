@@ -209,3 +209,102 @@ func TestFileMarksMarkAll(t *testing.T) {
 		t.Error("MarkAll on a zero FileMarks succeeded")
 	}
 }
+
+// batchHost is a registry on a FileMarks at path (kept until the test
+// ends, closed by it) and a converter on it.
+func batchHost(t *testing.T, cfg Config) (*Registry, *convert.Converter, *FileMarks, string) {
+	t.Helper()
+	m, path := openBatchStore(t)
+	cfg.Marks = m
+	reg, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := convert.New(reg, convert.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, conv, m, path
+}
+
+func rawBlocks(blocks ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(blocks))
+	for i, b := range blocks {
+		out[i] = json.RawMessage(b)
+	}
+	return out
+}
+
+// TestStoreNeverMarksBlankURI: a block that says never on a blank uri
+// (its canonical key is empty, so no claim covers it) is not stored ahead
+// of the loop. Stored ahead, it was read back by an earlier block of the
+// same content with a blank uri of its own: a non-never inline block made
+// a record early, which evicted a plain reference's saved copy (found by
+// outside review), and a plain blank reference's copy was withdrawn as by
+// a mark made elsewhere (N1, N7, P1).
+func TestStoreNeverMarksBlankURI(t *testing.T) {
+	ctx := t.Context()
+	src := convert.Source{Server: "A", Lane: convert.LaneToolResult, Tool: "t"}
+	plain := func(u string) string { return `{"type":"resource","uri":"` + u + `","name":"n"}` }
+
+	t.Run("eviction", func(t *testing.T) {
+		var evicted []string
+		reg, conv, _, _ := batchHost(t, Config{Capacity: 3, OnEvict: func(r Record, _ EvictReason) {
+			if r.Copy != nil {
+				evicted = append(evicted, r.Copy.Path)
+			}
+		}})
+		keep := conv.Ingest(ctx, rawBlocks(plain("https://files.example/keep")), src).IDs()[0]
+		e, _ := reg.Entry(keep)
+		if err := reg.Save(keep, convert.Copy{Path: "store/keep.bin", Bytes: 1}, e.Testimony); err != nil {
+			t.Fatal(err)
+		}
+		conv.Ingest(ctx, rawBlocks(plain("https://files.example/o1"), plain("https://files.example/o2")), src)
+		conv.Ingest(ctx, rawBlocks(
+			`{"type":"audio","data":"AAAA","uri":" "}`,
+			plain("https://files.example/keep"),
+			`{"type":"resource","uri":"https://files.example/n1","name":"n","disposition":"never"}`,
+			`{"type":"image","data":"AAAA","uri":"","mimeType":"image/png","disposition":"never"}`), src)
+		got, ok := reg.EntryForURI("https://files.example/keep")
+		if !ok || got.Never || got.Copy == nil || len(evicted) != 0 {
+			t.Errorf("the plain reference: held %v, never %v, copy %v; copies evicted %v", ok, got.Never, got.Copy, evicted)
+		}
+	})
+
+	t.Run("log", func(t *testing.T) {
+		var log strings.Builder
+		reg, conv, _, _ := batchHost(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		id := conv.Ingest(ctx, rawBlocks(plain(" ")), src).IDs()[0]
+		e, _ := reg.Entry(id)
+		if err := reg.Save(id, convert.Copy{Path: "store/blank.bin", Bytes: 1}, e.Testimony); err != nil {
+			t.Fatal(err)
+		}
+		conv.Ingest(ctx, rawBlocks(plain(" "),
+			`{"type":"audio","data":"AAAA","uri":"","disposition":"never"}`,
+			`{"type":"resource","uri":"https://files.example/x","name":"x","disposition":"never"}`), src)
+		if strings.Contains(log.String(), "made elsewhere") {
+			t.Errorf("the content's own mark was logged as one made elsewhere:\n%s", log.String())
+		}
+	})
+}
+
+// TestStoreNeverMarksStoresWhatTheLoopWould: a uri another server marked
+// before, with its mark stored, gets no second line for this server, as
+// when each block is marked alone (N7).
+func TestStoreNeverMarksStoresWhatTheLoopWould(t *testing.T) {
+	ctx := t.Context()
+	_, conv, m, path := batchHost(t, Config{})
+	never := func(u string) string {
+		return `{"type":"resource","uri":"` + u + `","name":"n","disposition":"never"}`
+	}
+	conv.Ingest(ctx, rawBlocks(never("https://files.example/1")), convert.Source{Server: "A", Lane: convert.LaneToolResult, Tool: "t"})
+	conv.Ingest(ctx, rawBlocks(never("https://files.example/1"), never("https://files.example/2")), convert.Source{Server: "B", Lane: convert.LaneToolResult, Tool: "t"})
+	m.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pair := storeKey(uriform.Canonical("https://files.example/1")) + ` "B"`; strings.Contains(string(data), pair) {
+		t.Errorf("the mark file holds server B's mark on a uri A marked first:\n%s", data)
+	}
+}

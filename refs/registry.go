@@ -700,22 +700,42 @@ func (g *Registry) MarkNever(ctx context.Context, uri, server string) (convert.E
 // [Registry.MarkNever] or a [Registry.Register] whose Never is set, and
 // those calls then find their marks stored instead of waiting for the
 // store one uri at a time. [convert.Converter] calls it with the uris of a
-// content's never references before it registers them. An empty server
-// stores nothing. A store error is logged; each mark that follows tries
-// the store again.
+// content's never references before it registers them. A uri whose held
+// record a server marked before, with that mark stored, is left out: a
+// mark of it stores nothing more. An empty server stores nothing. A store
+// error is logged; each mark that follows tries the store again.
 func (g *Registry) StoreNeverMarks(ctx context.Context, uris []string, server string) {
 	bs, ok := g.store.(BatchMarkStore)
 	if !ok || server == "" || len(uris) < 2 {
 		return
 	}
+	canon := make([]string, len(uris))
+	for i, u := range uris {
+		canon[i] = uriform.Canonical(u)
+	}
 	keys := make([]string, 0, len(uris))
 	seen := make(map[string]struct{}, len(uris))
-	for _, u := range uris {
-		k := storeKey(uriform.Canonical(u))
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
-			keys = append(keys, k)
+	g.lock()
+	for _, k := range canon {
+		if _, dup := seen[k]; dup {
+			continue
 		}
+		seen[k] = struct{}{}
+		// As markLocked: a record some server marked before, whose mark
+		// the store holds, has nothing more stored for this one.
+		if rec := g.byURI[k]; rec != nil && rec.neverBy != "" {
+			if _, unstored := g.unstored[k]; !unstored {
+				continue
+			}
+		}
+		keys = append(keys, k)
+	}
+	g.mu.Unlock()
+	if len(keys) < 2 {
+		return // the marks that follow store one or none, as fast
+	}
+	for i, k := range keys {
+		keys[i] = storeKey(k)
 	}
 	if err := bs.MarkAll(ctx, keys, server); err != nil {
 		g.log.Error("refs: the mark store could not record a content's never marks together; each is tried again alone",
