@@ -308,3 +308,47 @@ func TestStoreNeverMarksStoresWhatTheLoopWould(t *testing.T) {
 		t.Errorf("the mark file holds server B's mark on a uri A marked first:\n%s", data)
 	}
 }
+
+// TestStoreNeverMarksRespelledFloodTinyBound is an outsider's attack on
+// the batch: a server sends 200 never references, each uri twice in
+// other spellings (host case, the default port), and once more plainly,
+// into a registry that holds only 2 records. The marks go to the store in
+// one sync, one line per uri whatever its spellings; every uri is marked
+// after the registry has evicted nearly all of them; and no view shows
+// any spelling (N1, N7, N8).
+func TestStoreNeverMarksRespelledFloodTinyBound(t *testing.T) {
+	const n = 200
+	ctx := t.Context()
+	reg, conv, m, path := batchHost(t, Config{Capacity: 2})
+	syncs := countSyncs(t)
+	var blocks []string
+	for i := range n {
+		blocks = append(blocks,
+			fmt.Sprintf(`{"type":"resource","uri":"https://files.example/r/%d?sig=s3cr3t","name":"a","disposition":"never"}`, i),
+			fmt.Sprintf(`{"type":"resource","uri":"https://FILES.example:443/r/%d?sig=s3cr3t","name":"b","disposition":"never"}`, i),
+			fmt.Sprintf(`{"type":"resource_link","uri":"https://files.example/r/%d?sig=s3cr3t","name":"c"}`, i))
+	}
+	ct := conv.Ingest(ctx, rawBlocks(blocks...), convert.Source{Server: "studio", Lane: convert.LaneToolResult, Tool: "render"})
+	if got := syncs.Load(); got != 1 {
+		t.Errorf("%d never uris in %d spellings synced the mark file %d times, want 1", n, len(blocks), got)
+	}
+	for _, v := range []string{ct.History(), convert.PushJSON(ct.Push())} {
+		if strings.Contains(v, "s3cr3t") || strings.Contains(strings.ToLower(v), "files.example/r/") {
+			t.Fatalf("a view shows a never uri:\n%.300s", v)
+		}
+	}
+	for i := range n {
+		u := fmt.Sprintf("https://files.example/r/%d?sig=s3cr3t", i)
+		if !reg.Marked(ctx, u) {
+			t.Errorf("uri %d is not marked after its record was evicted", i)
+		}
+	}
+	m.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "sha256:"); lines != n {
+		t.Errorf("the mark file holds %d marks, want one per uri (%d)", lines, n)
+	}
+}
