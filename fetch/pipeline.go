@@ -63,26 +63,53 @@ func (r *ring) release(i int) {
 	}
 }
 
-// idle holds rings that finished copies gave back, by weak pointer: a
-// copy that starts soon after takes one instead of allocating a new one,
-// and the garbage collector frees those nobody took. So a host fetching
-// one reference after another allocates about one ring between two
-// collections, not one per fetch (BenchmarkFetch/1MiB, B/op), and the heap
-// a fetch holds does not depend on the payload's size (TestHeapBounded).
-// sync.Pool would not do: an object put on one processor's private slot
-// is not found from another, so reuse would depend on scheduling.
+// idle holds rings that finished copies gave back, so that a copy that
+// starts soon after takes one instead of allocating a new one. A ring is
+// held for keepIdle after it comes back and then only by weak pointer,
+// which the garbage collector clears once it frees the ring. So a host
+// that keeps fetching reuses its rings, however often the collector runs
+// meanwhile, and one that stops fetching lets them go: with eight copies
+// at once, holding them only by weak pointer let each collection free
+// those between two copies, and the host flow allocated 27 MB per run
+// where one fetcher allocated 19 MB (BenchmarkHostFlow/fetchers=8, B/op;
+// held this way, 18 MB for both). The heap a fetch holds still does not
+// depend on the payload's size (TestHeapBounded). sync.Pool would not do:
+// an object put on one processor's private slot is not found from
+// another, so reuse would depend on scheduling.
 var idle struct {
 	sync.Mutex
-	rings []weak.Pointer[ring]
+	rings []idleRing  // the most recently given back last
+	timer *time.Timer // pending release of held rings, or nil
+}
+
+// An idleRing is a ring in the idle list: held by r until keepIdle after
+// it came back, and by the weak pointer after that.
+type idleRing struct {
+	r    *ring
+	weak weak.Pointer[ring]
+	back time.Time // when it was given back
+}
+
+// value returns the ring, or nil once the collector has freed it.
+func (e idleRing) value() *ring {
+	if e.r != nil {
+		return e.r
+	}
+	return e.weak.Value()
 }
 
 // maxIdle bounds the idle list; the rings it names may be gone already.
 const maxIdle = 16
 
+// keepIdle is how long the idle list holds a ring it was given, about
+// the longest pause between two fetches of a busy host. (A variable only
+// so that the tests can shorten it.)
+var keepIdle = time.Second
+
 func getRing(chunk int) *ring {
 	idle.Lock()
 	for i := len(idle.rings) - 1; i >= 0; i-- {
-		r := idle.rings[i].Value()
+		r := idle.rings[i].value()
 		if r == nil || r.chunk != chunk || len(r.bufs) != ringDepth(chunk) {
 			continue
 		}
@@ -90,8 +117,8 @@ func getRing(chunk int) *ring {
 		idle.Unlock()
 		return fill(r)
 	}
-	// Drop the pointers whose rings the collector freed.
-	idle.rings = slices.DeleteFunc(idle.rings, func(p weak.Pointer[ring]) bool { return p.Value() == nil })
+	// Drop the entries whose rings the collector freed.
+	idle.rings = slices.DeleteFunc(idle.rings, func(e idleRing) bool { return e.value() == nil })
 	idle.Unlock()
 	depth := ringDepth(chunk)
 	r := &ring{chunk: chunk, bufs: make([][]byte, depth), free: make(chan int, depth),
@@ -116,10 +143,39 @@ func putRing(r *ring) {
 		<-r.free
 	}
 	idle.Lock()
-	if len(idle.rings) < maxIdle {
-		idle.rings = append(idle.rings, weak.Make(r))
+	defer idle.Unlock()
+	if len(idle.rings) >= maxIdle {
+		return
 	}
-	idle.Unlock()
+	idle.rings = append(idle.rings, idleRing{r: r, weak: weak.Make(r), back: time.Now()})
+	if idle.timer == nil {
+		idle.timer = time.AfterFunc(keepIdle, releaseIdle)
+	}
+}
+
+// releaseIdle stops holding the rings that came back keepIdle ago or
+// earlier, and runs again when the next held one is due.
+func releaseIdle() {
+	idle.Lock()
+	defer idle.Unlock()
+	idle.timer = nil
+	next := time.Duration(-1)
+	for i := range idle.rings {
+		e := &idle.rings[i]
+		if e.r == nil {
+			continue
+		}
+		if left := keepIdle - time.Since(e.back); left > 0 {
+			if next < 0 || left < next {
+				next = left
+			}
+			continue
+		}
+		e.r = nil
+	}
+	if next >= 0 {
+		idle.timer = time.AfterFunc(next, releaseIdle)
+	}
 }
 
 // stream copies the body to its end, chunk by chunk, with a hasher and a
