@@ -913,3 +913,25 @@ func TestCleanShortSpanCopies(t *testing.T) {
 		t.Fatalf("an earlier result changed from %+q to %+q", kept, first)
 	}
 }
+
+// TestCleanTwoByteRuns pins L1 and L3 where Clean passes a run of kept
+// two-byte sequences in one inner loop: every string of up to five pieces
+// from a set that starts, breaks and ends such runs (kept and removed
+// two-byte runes, a lead byte without its continuation and the reverse,
+// a removed three-byte rune, a control, ASCII) agrees with the reference.
+func TestCleanTwoByteRuns(t *testing.T) {
+	pieces := []string{"a", " ", "\u05e9", "\u00f6", "\u00ad", "\u034f", "\u0600", "\xd7", "\xa9", "\u202e", "\x07"}
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		if got, want := Clean(s), reference(s); got != want {
+			t.Fatalf("Clean(%+q) = %+q; reference gives %+q", s, got, want)
+		}
+		if depth == 5 {
+			return
+		}
+		for _, p := range pieces {
+			walk(s+p, depth+1)
+		}
+	}
+	walk("", 0)
+}
