@@ -352,3 +352,77 @@ func TestStoreNeverMarksRespelledFloodTinyBound(t *testing.T) {
 		t.Errorf("the mark file holds %d marks, want one per uri (%d)", lines, n)
 	}
 }
+
+// TestStoreNeverMarksBatchFails: when the one sync of a content's batched
+// never marks fails, the failure is logged and each mark is tried again
+// alone, as before batching, so every mark reaches the disk; while the
+// mark file fails every sync, each reference is still withheld as never
+// and no view shows its uri (N1, N7).
+func TestStoreNeverMarksBatchFails(t *testing.T) {
+	const n = 3
+	ctx := t.Context()
+	src := convert.Source{Server: "studio", Lane: convert.LaneToolResult, Tool: "render"}
+	diskErr := errors.New("disk gone")
+	uri := func(i int) string { return fmt.Sprintf("https://files.example/never/%d?sig=s3cr3t", i) }
+	check := func(t *testing.T, reg *Registry, ct *convert.Content) {
+		t.Helper()
+		for i, id := range ct.IDs() {
+			if e, ok := reg.Entry(id); !ok || e.Never != (i < n) {
+				t.Errorf("entry %d: held %v, never %v; want never %v", i, ok, e.Never, i < n)
+			}
+		}
+		for _, v := range []string{ct.History(), convert.PushJSON(ct.Push())} {
+			if strings.Contains(v, "s3cr3t") || strings.Contains(v, "/never/") {
+				t.Fatalf("a view shows a never uri:\n%.300s", v)
+			}
+		}
+	}
+
+	t.Run("batch sync fails once", func(t *testing.T) {
+		var log strings.Builder
+		reg, conv, m, path := batchHost(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		var syncs atomic.Int32
+		old := syncMarkFile
+		t.Cleanup(func() { syncMarkFile = old })
+		syncMarkFile = func(f *os.File) error {
+			if syncs.Add(1) == 1 {
+				return diskErr
+			}
+			return f.Sync()
+		}
+		ct := conv.Ingest(ctx, neverFlood(n, 1), src)
+		check(t, reg, ct)
+		if !strings.Contains(log.String(), "could not record a content's never marks together") {
+			t.Errorf("the failed batch was not logged:\n%s", log.String())
+		}
+		if got := syncs.Load(); got != 1+n {
+			t.Errorf("%d syncs; want %d (the failed batch, then one per mark)", got, 1+n)
+		}
+		m.Close()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			// Once in the write whose sync failed, once in its own retry.
+			if c := strings.Count(string(data), storeKey(uriform.Canonical(uri(i)))); c != 2 {
+				t.Errorf("never uri %d is on %d lines of the mark file; want 2", i, c)
+			}
+		}
+	})
+
+	t.Run("every sync fails", func(t *testing.T) {
+		var log strings.Builder
+		reg, conv, _, _ := batchHost(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		old := syncMarkFile
+		t.Cleanup(func() { syncMarkFile = old })
+		syncMarkFile = func(*os.File) error { return diskErr }
+		ct := conv.Ingest(ctx, neverFlood(n, 1), src)
+		check(t, reg, ct)
+		for i := range n {
+			if !reg.Marked(ctx, uri(i)) {
+				t.Errorf("never uri %d reads unmarked after its mark failed to sync", i)
+			}
+		}
+	})
+}
