@@ -43,8 +43,11 @@
 //     call's max bytes. The body is streamed through about 1 MiB of
 //     buffers, whatever the payload's size; the moment a limit is passed
 //     the transfer is stopped, the connection closed and nothing is
-//     kept. gzip is decoded as it streams, so a decompression bomb stops
-//     at the first limit it passes. Encoded bytes are bounded too: a body
+//     kept. A finished download's buffers wait about a second for the
+//     next download to reuse them, and are then left to the garbage
+//     collector, so an idle host holds none of them for long. gzip is
+//     decoded as it streams, so a decompression bomb stops at the first
+//     limit it passes. Encoded bytes are bounded too: a body
 //     may send at most twice the decoded bytes the limits still allow,
 //     plus 1 MiB, so encoded data that decodes to nothing cannot go on for
 //     long. Gzip as servers write it stays far below that; a body that
