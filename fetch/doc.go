@@ -44,8 +44,9 @@
 //     buffers, whatever the payload's size; the moment a limit is passed
 //     the transfer is stopped, the connection closed and nothing is
 //     kept. A finished download's buffers wait about a second for the
-//     next download to reuse them, and are then left to the garbage
-//     collector, so an idle host holds none of them for long. gzip is
+//     next download to reuse them; after that the garbage collector frees
+//     them at its next collection, which in an idle program may come
+//     only after a couple of minutes. gzip is
 //     decoded as it streams, so a decompression bomb stops at the first
 //     limit it passes. Encoded bytes are bounded too: a body
 //     may send at most twice the decoded bytes the limits still allow,

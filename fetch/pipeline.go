@@ -68,13 +68,13 @@ func (r *ring) release(i int) {
 // held for keepIdle after it comes back and then only by weak pointer,
 // which the garbage collector clears once it frees the ring. So a host
 // that keeps fetching reuses its rings, however often the collector runs
-// meanwhile, and one that stops fetching lets them go: with eight copies
-// at once, holding them only by weak pointer let each collection free
-// those between two copies, and the host flow allocated 27 MB per run
-// where one fetcher allocated 19 MB (BenchmarkHostFlow/fetchers=8, B/op;
-// held this way, 18 MB for both). The heap a fetch holds still does not
-// depend on the payload's size (TestHeapBounded). sync.Pool would not do:
-// an object put on one processor's private slot is not found from
+// meanwhile, and one that stops fetching leaves them to the collector.
+// With eight copies at once, holding them only by weak pointer let each
+// collection free those between two copies: the host flow allocated 27 MB
+// per run where one fetcher allocated 19 MB (BenchmarkHostFlow/fetchers=8,
+// B/op; held this way, 18 MB for both). The heap a fetch holds still does
+// not depend on the payload's size (TestHeapBounded). sync.Pool would not
+// do: an object put on one processor's private slot is not found from
 // another, so reuse would depend on scheduling.
 var idle struct {
 	sync.Mutex
