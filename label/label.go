@@ -225,13 +225,9 @@ func clean(s string, i int) string {
 		// Cyrillic, Hebrew and Arabic words. (This and the step above:
 		// BenchmarkClean/mixed 24.9 µs before, 23.4 µs after, medians of
 		// ten interleaved runs.)
-		if c&0xE0 == 0xC0 && keep2>>(c&0x1F)&1 != 0 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+		if keptPair(s, i) {
 			i += 2
-			for i+1 < len(s) {
-				c = s[i]
-				if c&0xE0 != 0xC0 || keep2>>(c&0x1F)&1 == 0 || s[i+1]&0xC0 != 0x80 {
-					break
-				}
+			for keptPair(s, i) {
 				i += 2
 			}
 			continue
@@ -356,6 +352,12 @@ var keep2 = func() uint32 {
 	}
 	return m
 }()
+
+// keptPair reports whether s holds at i a well-formed two-byte sequence
+// whose lead byte starts no removed rune (see keep2).
+func keptPair(s string, i int) bool {
+	return i+1 < len(s) && s[i]&0xE0 == 0xC0 && keep2>>(s[i]&0x1F)&1 != 0 && s[i+1]&0xC0 == 0x80
+}
 
 // removed3 is [Removed] for the runes of three-byte UTF-8 forms, with one
 // load instead of Removed's three: entry (lead&0x0F)<<6 | (second&0x3F)
