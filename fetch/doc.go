@@ -46,17 +46,16 @@
 //     kept. A finished download's buffers wait about a second for the
 //     next download to reuse them; after that the garbage collector frees
 //     them at its next collection, which in an idle program may come
-//     only after a couple of minutes. gzip is
-//     decoded as it streams, so a decompression bomb stops at the first
-//     limit it passes. Encoded bytes are bounded too: a body
-//     may send at most twice the decoded bytes the limits still allow,
-//     plus 1 MiB, so encoded data that decodes to nothing cannot go on for
-//     long. Gzip as servers write it stays far below that; a body that
-//     more than doubles its content (a flush every few bytes, members of a
-//     few bytes each) is refused. The bound counts the body as HTTP
-//     delivers it, after chunked framing is removed, so a server can make
-//     the bytes on the network larger still by cutting the body into
-//     chunks of a byte or two.
+//     only after a couple of minutes. gzip is decoded as it streams, so a
+//     decompression bomb stops at the first limit it passes. Encoded
+//     bytes are bounded too: a body may send at most twice the decoded
+//     bytes the limits still allow, plus 1 MiB, so encoded data that
+//     decodes to nothing cannot go on for long. Gzip as servers write it
+//     stays far below that; a body that more than doubles its content (a
+//     flush every few bytes, members of a few bytes each) is refused. The
+//     bound counts the body as HTTP delivers it, after chunked framing is
+//     removed, so a server can make the bytes on the network larger still
+//     by cutting the body into chunks of a byte or two.
 //   - A claimed sha256 digest must match the decoded bytes. The media type
 //     comes from the bytes, then the response's Content-Type, then the
 //     claim, and the copy is named "<id>.<ext>".
