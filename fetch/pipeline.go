@@ -98,7 +98,8 @@ func (e idleRing) value() *ring {
 	return e.weak.Value()
 }
 
-// maxIdle bounds the idle list; the rings it names may be gone already.
+// maxIdle bounds the idle list; the rings it names may be gone already,
+// and a ring given back to a full list takes the place of the oldest.
 const maxIdle = 16
 
 // keepIdle is how long the idle list holds a ring it was given, about
@@ -145,7 +146,11 @@ func putRing(r *ring) {
 	idle.Lock()
 	defer idle.Unlock()
 	if len(idle.rings) >= maxIdle {
-		return
+		// The newest ring is the likeliest to be taken next: it takes the
+		// place of the oldest entry rather than being refused, so rings a
+		// burst of copies left, perhaps of another chunk size, do not
+		// keep every later one out (TestRingNewestKeptWhenListFull).
+		idle.rings = slices.Delete(idle.rings, 0, len(idle.rings)-maxIdle+1)
 	}
 	idle.rings = append(idle.rings, idleRing{r: r, weak: weak.Make(r), back: time.Now()})
 	if idle.timer == nil {

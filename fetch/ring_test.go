@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 	"weak"
@@ -94,4 +95,100 @@ func setKeepIdle(t *testing.T, d time.Duration) {
 		keepIdle = old
 		idle.Unlock()
 	})
+}
+
+// TestRingFloodBounded is an outsider's flood on the idle list: 32
+// goroutines, more than maxIdle, take and give back rings of two chunk
+// sizes at once. No ring is handed to two copies at once, each comes
+// with every buffer free, the list never names more than maxIdle rings,
+// and once keepIdle has passed it holds none of them (F6).
+func TestRingFloodBounded(t *testing.T) {
+	setKeepIdle(t, 5*time.Millisecond)
+	const goroutines, rounds = 32, 50
+	chunks := [2]int{9 << 10, 11 << 10}
+	var (
+		mu    sync.Mutex
+		inUse = map[*ring]bool{}
+		wg    sync.WaitGroup
+	)
+	for g := range goroutines {
+		wg.Go(func() {
+			for k := range rounds {
+				r := getRing(chunks[(g+k)%2])
+				if len(r.free) != len(r.bufs) {
+					t.Errorf("a ring came with %d of its %d buffers free", len(r.free), len(r.bufs))
+				}
+				mu.Lock()
+				if inUse[r] {
+					t.Error("one ring was handed to two copies at once")
+				}
+				inUse[r] = true
+				mu.Unlock()
+				runtime.Gosched()
+				mu.Lock()
+				delete(inUse, r)
+				mu.Unlock()
+				putRing(r)
+				idle.Lock()
+				if n := len(idle.rings); n > maxIdle {
+					t.Errorf("the idle list names %d rings, more than %d", n, maxIdle)
+				}
+				idle.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		idle.Lock()
+		held := 0
+		for _, e := range idle.rings {
+			if e.r != nil {
+				held++
+			}
+		}
+		pending := idle.timer != nil
+		idle.Unlock()
+		if held == 0 && !pending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the flood the idle list still holds %d rings (release pending: %v)", held, pending)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestRingNewestKeptWhenListFull: with the idle list full of rings of
+// another chunk size (left by a burst of copies), a ring given back is
+// still kept for the next copy, in place of the oldest entry. Found by
+// running TestRingFloodBounded before TestRingKeptAcrossCollections: the
+// full list refused every newer ring (F6).
+func TestRingNewestKeptWhenListFull(t *testing.T) {
+	const other, chunk = 13 << 10, 15 << 10
+	rings := make([]*ring, maxIdle)
+	for i := range rings {
+		rings[i] = getRing(other)
+	}
+	for _, r := range rings {
+		putRing(r)
+	}
+	r := getRing(chunk)
+	wp := weak.Make(r)
+	putRing(r)
+	r = nil
+	runtime.GC()
+	runtime.GC()
+	got := getRing(chunk)
+	defer putRing(got)
+	if weak.Make(got) != wp {
+		t.Fatal("a ring given back to a full idle list was not kept")
+	}
+	idle.Lock()
+	n := len(idle.rings)
+	idle.Unlock()
+	if n > maxIdle {
+		t.Fatalf("the idle list names %d rings, more than %d", n, maxIdle)
+	}
+	runtime.KeepAlive(rings)
 }
