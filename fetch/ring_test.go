@@ -16,21 +16,29 @@ import (
 // runs in between, as it does many times a second in a host that fetches
 // several payloads at once (BenchmarkHostFlow/fetchers=8, B/op).
 func TestRingKeptAcrossCollections(t *testing.T) {
-	const chunk = 3 << 10
-	r := getRing(chunk)
-	wp := weak.Make(r) // the test itself must not keep r alive
-	putRing(r)
-	r = nil
-	runtime.GC()
-	runtime.GC()
-	got := getRing(chunk)
+	got, same := reusedAcrossCollections(3 << 10)
 	defer putRing(got)
-	if weak.Make(got) != wp {
+	if !same {
 		t.Fatal("a ring given back was not reused after two collections")
 	}
 	if n := len(got.free); n != len(got.bufs) {
 		t.Fatalf("a reused ring offers %d of its %d buffers", n, len(got.bufs))
 	}
+}
+
+// reusedAcrossCollections takes a new ring of chunk bytes a chunk, gives
+// it back, runs two collections and takes a ring again: it returns that
+// ring, and whether it is the one given back. It holds the first ring
+// only by weak pointer, so that nothing but the idle list keeps it alive.
+func reusedAcrossCollections(chunk int) (got *ring, same bool) {
+	r := getRing(chunk)
+	wp := weak.Make(r)
+	putRing(r)
+	r = nil
+	runtime.GC()
+	runtime.GC()
+	got = getRing(chunk)
+	return got, weak.Make(got) == wp
 }
 
 // TestRingReleasedWhenIdle pins the other half: the idle list stops
@@ -173,15 +181,9 @@ func TestRingNewestKeptWhenListFull(t *testing.T) {
 	for _, r := range rings {
 		putRing(r)
 	}
-	r := getRing(chunk)
-	wp := weak.Make(r)
-	putRing(r)
-	r = nil
-	runtime.GC()
-	runtime.GC()
-	got := getRing(chunk)
+	got, same := reusedAcrossCollections(chunk)
 	defer putRing(got)
-	if weak.Make(got) != wp {
+	if !same {
 		t.Fatal("a ring given back to a full idle list was not kept")
 	}
 	idle.Lock()
